@@ -59,4 +59,14 @@ class ThreadPool {
   std::vector<std::exception_ptr> errors_;  // one slot per range
 };
 
+// pool->parallel_for(n, fn), or fn(0, n) on the caller when pool is null (the
+// ops take an optional pool).
+inline void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool) {
+    pool->parallel_for(n, fn);
+  } else if (n > 0) {
+    fn(0, n);
+  }
+}
+
 }  // namespace strata::core

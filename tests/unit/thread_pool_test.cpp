@@ -139,6 +139,22 @@ TEST_CASE("parallel_for from several caller threads at once") {
   }
 }
 
+TEST_CASE("parallel_for without a pool runs one range on the caller") {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  strata::core::parallel_for(nullptr, 9, [&](int64_t b, int64_t e) { ranges.emplace_back(b, e); });
+  CHECK(ranges == std::vector<std::pair<int64_t, int64_t>>{{0, 9}});
+  strata::core::parallel_for(nullptr, 0, [&](int64_t b, int64_t e) { ranges.emplace_back(b, e); });
+  CHECK(ranges.size() == 1);
+  ThreadPool pool(2);
+  ranges.clear();
+  std::mutex m;
+  strata::core::parallel_for(&pool, 9, [&](int64_t b, int64_t e) {
+    std::lock_guard lock(m);
+    ranges.emplace_back(b, e);
+  });
+  CHECK(ranges.size() == 2);
+}
+
 TEST_CASE("ThreadPool rejects n_threads < 1") {
   CHECK_THROWS_AS(ThreadPool(0), strata::core::Error);
   CHECK_THROWS_AS(ThreadPool(-2), strata::core::Error);
