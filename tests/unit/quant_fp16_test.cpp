@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "core/fp16.h"
+#include "core/quant.h"
 
 using namespace strata::core;
 
@@ -128,4 +129,27 @@ TEST_CASE("bf16: known values, exhaustive round trip, ties to even, nan") {
     REQUIRE(f32_to_bf16(f32_from_bits((b << 16) | 0x7fffu)) == bb);
     REQUIRE(f32_to_bf16(f32_from_bits((b << 16) | 0x8001u)) == up);
   }
+}
+
+TEST_CASE("F16 and BF16 rows convert through quantize_row / dequantize_row") {
+  const float src[4] = {1.0f, -0.5f, 65520.0f, 0x1p-25f};
+  uint16_t h[4], b[4];
+  quantize_row(GgmlType::F16, src, h, 4);
+  CHECK(h[0] == 0x3c00);
+  CHECK(h[1] == 0xb800);
+  CHECK(h[2] == 0x7c00);
+  CHECK(h[3] == 0x0000);
+  quantize_row(GgmlType::BF16, src, b, 4);
+  CHECK(b[0] == 0x3f80);
+  CHECK(b[1] == 0xbf00);
+  float back[4];
+  dequantize_row(GgmlType::F16, h, back, 4);
+  CHECK(back[0] == 1.0f);
+  CHECK(back[1] == -0.5f);
+  CHECK(std::isinf(back[2]));
+  dequantize_row(GgmlType::BF16, b, back, 4);
+  CHECK(back[0] == 1.0f);
+  CHECK(back[1] == -0.5f);
+  CHECK(back[2] == 65536.0f);  // bf16 keeps f32's range: 65520 rounds to 2^16
+  CHECK(back[3] == 0x1p-25f);
 }
