@@ -315,6 +315,14 @@ void Tokenizer::Impl::bpe(std::string_view word, std::vector<int32_t>& out) cons
   const std::size_t first = out.size();
   for (int32_t i = 0; i >= 0; i = next[i]) out.push_back(ids[i]);
   if (cacheable) cache.put(word, std::span<const int32_t>(out).subspan(first));
+  // A huge word (a megabyte without a space) should not pin its scratch
+  // memory in every thread that ever saw one.
+  if (n > (1u << 16)) {
+    ids = {};
+    next = {};
+    prev = {};
+    heap = {};
+  }
 }
 
 void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& out) const {

@@ -57,6 +57,7 @@ class Tokenizer {
   // (sizes, ids out of range, merges naming unknown tokens, a missing byte token).
   explicit Tokenizer(Vocab vocab);
   ~Tokenizer();
+  // A moved-from tokenizer may only be destroyed or assigned to.
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
 

@@ -212,3 +212,15 @@ TEST_CASE("qwen3: chat prompt tokens") {
       t.encode("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", true);
   CHECK(ids == std::vector<int32_t>{151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198});
 }
+
+TEST_CASE("qwen3: very long words and whitespace runs") {
+  const Tokenizer& t = qwen3();
+  for (const std::string& s : {std::string(300000, 'a'), std::string(100000, ' ') + "x", std::string(70000, '\n'),
+                               std::string(80000, '!') + "\r\n", std::string(90000, '7')}) {
+    const std::vector<int32_t> ids = t.encode(s, false);
+    CHECK(t.decode(ids) == s);
+    CHECK(ids.size() <= s.size());  // digits stay one per token
+  }
+  // The same word after a huge one still encodes the same (scratch reset).
+  CHECK(t.encode("Hello world", false) == std::vector<int32_t>{9707, 1879});
+}
