@@ -526,6 +526,13 @@ Vocab load_hf_tokenizer(const std::string& path) {
   // Added tokens may repeat a vocabulary id; their own text and type win.
   if (const Json* added = root.find("added_tokens")) {
     for (const Json& t : added->as_array()) {
+      // GGUF has no field for these, so a file that needs them cannot be honoured.
+      for (const char* key : {"lstrip", "rstrip", "single_word"}) {
+        if (flag(t, key, false)) {
+          fail(STRATA_ERR_UNSUPPORTED, "{}: added token \"{}\" uses {}, not supported", path,
+               t.at("content").as_string(), key);
+        }
+      }
       place(t.at("id").as_int(), t.at("content").as_string(),
             flag(t, "special", false) ? kTokenControl : kTokenUserDefined);
     }

@@ -311,6 +311,9 @@ TEST_CASE("hf import: unsupported and broken files") {
   std::string nfkc = hf_json(R"([["a","b"]])");
   nfkc.replace(nfkc.find(R"({"type":"NFC"})"), 14, R"({"type":"NFKC"})");
   CHECK(load(nfkc) == STRATA_ERR_UNSUPPORTED);
+  std::string lstrip = hf_json(R"([["a","b"]])");
+  lstrip.replace(lstrip.find(R"("special":true)"), 14, R"("special":true,"lstrip":true)");
+  CHECK(load(lstrip) == STRATA_ERR_UNSUPPORTED);
   CHECK(load(hf_json(R"([["a","b","c"]])")) == STRATA_ERR_FORMAT);
   CHECK(load(hf_json(R"([["a b","c"]])")) == STRATA_ERR_FORMAT);
   CHECK(load("{\"model\": ") == STRATA_ERR_FORMAT);
