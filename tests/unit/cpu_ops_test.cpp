@@ -292,6 +292,11 @@ TEST_CASE("route_topk breaks ties by lower expert id") {
   CHECK(std::vector<int32_t>(ids, ids + 3) == std::vector<int32_t>{0, 1, 2});
   CHECK(w[1] == Catch::Approx(1.0 / 3));
 
+  auto bad = flat;
+  bad[5] = std::nanf("");
+  CHECK_THROWS_AS(route_topk(bad.data(), 8, 3, RouterMode::SoftmaxTopkNorm, ids, w), Error);
+  bad[5] = INFINITY;
+  CHECK_THROWS_AS(route_topk(bad.data(), 8, 3, RouterMode::TopkSoftmax, ids, w), Error);
   CHECK_THROWS_AS(route_topk(flat.data(), 8, 9, RouterMode::SoftmaxTopk, ids, w), Error);
   CHECK_THROWS_AS(route_topk(flat.data(), 8, 0, RouterMode::SoftmaxTopk, ids, w), Error);
 }

@@ -91,6 +91,10 @@ void route_topk(const float* logits, int n_expert, int k, RouterMode mode, int32
   if (n_expert < 1 || k < 1 || k > n_expert) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "route_topk: need 1 <= k <= n_expert (k={} n_expert={})", k, n_expert);
   }
+  for (int e = 0; e < n_expert; ++e) {
+    // A NaN would break the ordering the selection relies on; it means a bug upstream.
+    if (!std::isfinite(logits[e])) fail(STRATA_ERR_INTERNAL, "route_topk: logit of expert {} is {}", e, logits[e]);
+  }
   std::vector<float> p(logits, logits + n_expert);
   if (mode != RouterMode::TopkSoftmax) softmax(p.data(), n_expert);
 

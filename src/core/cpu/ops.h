@@ -57,7 +57,8 @@ enum class RouterMode {
 };
 
 // Picks k of n_expert experts (1 <= k <= n_expert, else
-// Error(STRATA_ERR_INVALID_ARGUMENT)).
+// Error(STRATA_ERR_INVALID_ARGUMENT); a non-finite logit throws
+// Error(STRATA_ERR_INTERNAL), as it can only come from a bug upstream).
 // Selection ranks by the value the mode selects on (p, or the raw logit for
 // TopkSoftmax); equal values rank the LOWER expert id first. The output is
 // ordered by descending final weight, equal weights lower id first (the
