@@ -72,8 +72,9 @@ void route_topk(const float* logits, int n_expert, int k, RouterMode mode, int32
 // the views. For each head: s_j = scale * dot(q_h, K_j) for j in [0, n_kv)
 // (F32, ascending element order), p = softmax(s) as above, out_h = sum over j
 // ascending of p_j * V_j (F32). Cached rows are dequantized to float on read.
-// Throws Error(STRATA_ERR_INVALID_ARGUMENT) for n_kv outside [1, positions
-// written], n_head not a multiple of n_head_kv, or views that disagree.
+// Throws Error(STRATA_ERR_INVALID_ARGUMENT) for n_kv outside [1, n_ctx],
+// n_head not a multiple of n_head_kv, or views that disagree, and
+// Error(STRATA_ERR_STATE) when a position in [0, n_kv) was not written.
 void attention_row(const float* q, const KvView& k, const KvView& v, int n_head, int32_t n_kv, float scale,
                    float* out);
 
