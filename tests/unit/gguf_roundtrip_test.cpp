@@ -1,7 +1,9 @@
 // GgufWriter -> GgufFile round trips: every metadata type, every tensor type, files on disk, v2.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -226,6 +228,36 @@ TEST_CASE("gguf write failures") {
     const std::string path = dir.file("missing/dir/c.gguf");
     CHECK_FAILS_WITH(w.write(path, [](size_t, std::span<uint8_t>) {}), STRATA_ERR_IO, path);
   }
+}
+
+TEST_CASE("gguf write reports a file that cannot get its space, naming the path") {
+  // A file-size limit makes the space reservation fail (EFBIG) the way a full
+  // disk does (ENOSPC), deterministically and without filling a disk.
+  TempDir dir;
+  GgufWriter w(3);
+  w.add_tensor("big", {1 << 20}, 0);  // 4 MiB
+  struct rlimit old {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  auto* const old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 1 << 20;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string path = dir.file("limited.gguf");
+  strata_status status = STRATA_OK;
+  std::string message;
+  try {
+    w.write(path, [](size_t, std::span<uint8_t>) {});
+  } catch (const Error& e) {
+    status = e.status();
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  INFO("message: " << message);
+  CHECK(status == STRATA_ERR_IO);
+  CHECK(message.find(path) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(path + ".partial"));
 }
 
 TEST_CASE("gguf writer rejects bad input") {
