@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/gguf.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 #include "core/gguf_writer.h"
 
 namespace strata::test {
@@ -67,7 +67,7 @@ GgufWriter small_writer(uint32_t version) {
 // Every tensor type the table knows, one block each, plus a 4-D tensor.
 void add_every_tensor_type(GgufWriter& w) {
   for (uint32_t id = 0; id < 64; ++id) {
-    const core::GgufTypeInfo* info = core::gguf_type_info(id);
+    const core::TypeTraits* info = core::find_type_traits(id);
     if (info == nullptr) continue;
     w.add_tensor(std::string("t.") + info->name, {info->block_size}, id, test_bytes(info->type_size, id));
   }
