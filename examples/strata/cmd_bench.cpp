@@ -1,0 +1,146 @@
+// strata bench: prefill and decode speed per prompt length, with per-phase times.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <unistd.h>
+
+#include "common.h"
+
+namespace cli {
+namespace {
+
+struct BenchOptions {
+  std::string model, make, prompts = "512,2048";
+  int32_t gen = 32, repeat = 3;
+  bool json = false;
+  EngineOptions engine;
+};
+
+struct Run {
+  double prefill_tps = 0, decode_tps = 0;
+  strata::Stats stats{};
+};
+
+std::vector<int32_t> parse_list(const std::string& s) {
+  std::vector<int32_t> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t used = 0;
+    out.push_back(std::stoi(s.substr(pos), &used));
+    if (out.back() <= 0) throw std::invalid_argument("prompt lengths must be positive");
+    pos += used;
+    if (pos < s.size() && s[pos] == ',') ++pos;
+  }
+  if (out.empty()) throw std::invalid_argument("no prompt lengths given");
+  return out;
+}
+
+// "--make qwen3-30b-a3b:8:q4_k" writes a synthetic model into a temporary folder.
+std::string make_temp_model(const std::string& spec) {
+  std::string shape = spec, layers = "0", quant = "q4_k";
+  if (const size_t a = spec.find(':'); a != std::string::npos) {
+    shape = spec.substr(0, a);
+    const size_t b = spec.find(':', a + 1);
+    layers = spec.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+    if (b != std::string::npos) quant = spec.substr(b + 1);
+  }
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("strata-bench-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "model.gguf").string();
+  strata_synth_params p;
+  strata_synth_params_init(&p);
+  p.shape = shape.c_str();
+  p.n_layer = std::stoi(layers);
+  p.quant = quant.c_str();
+  p.router_skew = 0.0f;  // uniform routing: every expert busy, the honest case for streaming
+  p.progress = [](uint64_t d, uint64_t t, void*) { return progress_bar("making", d, t) ? 0 : 1; };
+  strata::detail::check(strata_synth_write(&p, path.c_str()));
+  return path;
+}
+
+Run run_once(const strata::Model& model, const BenchOptions& o, int32_t n_prompt, uint32_t seed) {
+  strata::SessionParams sp = o.engine.session_params(false);
+  sp.n_ctx = n_prompt + o.gen;
+  auto session = model.new_session(sp);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> pick(0, model.info().n_vocab - 1);
+  std::vector<int32_t> tokens(n_prompt);
+  for (int32_t& t : tokens) t = pick(rng);
+  Run r;
+  session.prompt(tokens);
+  r.stats = session.stats();
+  r.prefill_tps = n_prompt / (r.stats.prompt_ms / 1000.0);
+  strata::Sampler greedy;
+  int32_t tok = session.sample(greedy);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int32_t i = 0; i < o.gen; ++i) {
+    session.decode(tok);
+    tok = session.sample(greedy);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.decode_tps = o.gen > 0 ? o.gen / s : 0.0;
+  return r;
+}
+
+void bench(const BenchOptions& o) {
+  if (o.model.empty() == o.make.empty()) throw std::invalid_argument("give exactly one of -m/--model and --make");
+  const std::string path = o.make.empty() ? o.model : make_temp_model(o.make);
+  const auto model = strata::Model::load(path, o.engine.model_params(!o.json));
+  const auto& info = model.info();
+  if (!o.json)
+    fmt::print("model: {} ({} layers, {} experts top-{}, {:.2f} GB experts, {:.2f} GB dense), backend {}\n",
+               path, info.n_layer, info.n_expert, info.n_expert_used, info.expert_bytes / 1e9, info.dense_bytes / 1e9,
+               info.backend);
+  std::string json = "[";
+  for (int32_t n : parse_list(o.prompts)) {
+    run_once(model, o, std::min(n, 64), 7);  // warm-up: page-in, allocations
+    std::vector<Run> runs;
+    for (int32_t i = 0; i < o.repeat; ++i) runs.push_back(run_once(model, o, n, 100 + i));
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.prefill_tps < b.prefill_tps; });
+    const Run& med = runs[runs.size() / 2];
+    std::vector<double> dec;
+    for (const Run& r : runs) dec.push_back(r.decode_tps);
+    std::sort(dec.begin(), dec.end());
+    const strata::Stats& s = med.stats;
+    if (o.json) {
+      json += fmt::format(
+          "{}{{\"prompt\":{},\"gen\":{},\"prefill_tps\":{:.2f},\"decode_tps\":{:.2f},\"prompt_ms\":{:.3f},"
+          "\"attention_ms\":{:.3f},\"routing_ms\":{:.3f},\"grouping_ms\":{:.3f},\"stream_wait_ms\":{:.3f},"
+          "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{}}}",
+          json.size() > 1 ? "," : "", n, o.gen, med.prefill_tps, dec[dec.size() / 2], s.prompt_ms, s.attention_ms,
+          s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms, s.transfer_ms, s.other_ms,
+          s.bytes_streamed);
+    } else {
+      fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})\n", n, med.prefill_tps,
+                 dec[dec.size() / 2], o.repeat);
+      fmt::print("    phases ms: attention {:.1f}  routing {:.1f}  grouping {:.1f}  stream-wait {:.1f}  experts {:.1f}  "
+                 "combine {:.1f}  transfer {:.1f}  other {:.1f}\n",
+                 s.attention_ms, s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms,
+                 s.transfer_ms, s.other_ms);
+    }
+  }
+  if (o.json) fmt::print("{}]\n", json);
+  if (!o.make.empty()) std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure prefill and decode speed");
+  cmd->add_option("-m,--model", o->model, "GGUF model file");
+  cmd->add_option("--make", o->make, "Make a synthetic model first: SHAPE:LAYERS:QUANT, e.g. tiny:4:q4_k");
+  cmd->add_option("--prompt", o->prompts, "Prompt lengths, comma-separated");
+  cmd->add_option("--gen", o->gen, "Tokens to decode after each prompt")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--repeat", o->repeat, "Timed runs per length (median reported)")->check(CLI::Range(1, 100));
+  cmd->add_flag("--json", o->json, "Print JSON");
+  o->engine.add_to(*cmd);
+  cmd->callback([o] { bench(*o); });
+}
+
+}  // namespace cli

@@ -1,0 +1,101 @@
+// strata make-model and strata inspect: synthetic models and what is inside a GGUF file.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+
+#include "common.h"
+
+namespace cli {
+namespace {
+
+struct MakeOptions {
+  std::string shape = "tiny", quant = "q4_k", vocab = "small", out;
+  int32_t layers = 0, threads = 0;
+  uint64_t seed = 1;
+  float skew = 1.0f;
+};
+
+void make_model(const MakeOptions& o) {
+  strata_synth_params p;
+  strata_synth_params_init(&p);
+  p.shape = o.shape.c_str();
+  p.n_layer = o.layers;
+  p.quant = o.quant.c_str();
+  p.vocab = o.vocab.c_str();
+  p.seed = o.seed;
+  p.router_skew = o.skew;
+  p.n_threads = o.threads;
+  p.progress = [](uint64_t d, uint64_t t, void*) { return progress_bar("writing", d, t) ? 0 : 1; };
+  strata::detail::check(strata_synth_write(&p, o.out.c_str()));
+  fmt::print(stderr, "wrote {}\n", o.out);
+}
+
+struct InspectOptions {
+  std::string file;
+  int32_t routing = 0;
+  EngineOptions engine;
+};
+
+// Per layer: how many experts a random prompt of n tokens routes to, and the
+// busiest expert's share of the routed slots (routing collapse shows here).
+void routing_report(const InspectOptions& o) {
+  const auto model = strata::Model::load(o.file, o.engine.model_params(true));
+  const auto& info = model.info();
+  strata::SessionParams sp = o.engine.session_params(false);
+  sp.n_ctx = o.routing;
+  auto session = model.new_session(sp);
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> pick(0, info.n_vocab - 1);
+  std::vector<int32_t> tokens(o.routing);
+  for (int32_t& t : tokens) t = pick(rng);
+  session.prompt(tokens);
+  const std::vector<uint64_t> counts = session.expert_counts();
+  fmt::print("routing of a random {}-token prompt ({} experts, top-{}):\n", o.routing, info.n_expert, info.n_expert_used);
+  fmt::print("{:>6} {:>12} {:>14}\n", "layer", "experts used", "busiest share");
+  for (int32_t l = 0; l < info.n_layer; ++l) {
+    uint64_t used = 0, busiest = 0, total = 0;
+    for (int32_t e = 0; e < info.n_expert; ++e) {
+      const uint64_t c = counts[static_cast<size_t>(l) * info.n_expert + e];
+      used += c > 0;
+      busiest = std::max(busiest, c);
+      total += c;
+    }
+    fmt::print("{:>6} {:>12} {:>13.2f}%\n", l, used, total ? 100.0 * busiest / total : 0.0);
+  }
+}
+
+void inspect(const InspectOptions& o) {
+  char* text = nullptr;
+  strata::detail::check(strata_inspect_file(o.file.c_str(), &text));
+  std::unique_ptr<void, strata::detail::Free> owner(text);
+  std::fputs(text, stdout);
+  if (o.routing > 0) routing_report(o);
+}
+
+}  // namespace
+
+void add_tools(CLI::App& app) {
+  auto m = std::make_shared<MakeOptions>();
+  CLI::App* mk = app.add_subcommand("make-model", "Write a synthetic qwen3moe GGUF model (random weights)");
+  mk->add_option("--shape", m->shape, "tiny, qwen3-30b-a3b or qwen3-235b-a22b");
+  mk->add_option("--layers", m->layers, "Number of layers (default: the shape's)");
+  mk->add_option("--quant", m->quant, "Type of the big matrices: q4_k, q5_k, q6_k, q8_0, f16, bf16, f32");
+  mk->add_option("--vocab", m->vocab, "small, qwen3, or a path to a tokenizer.json");
+  mk->add_option("--seed", m->seed, "Random seed");
+  mk->add_option("--router-skew", m->skew, "Zipf exponent of expert popularity (0 = uniform)");
+  mk->add_option("-t,--threads", m->threads, "Writer threads (default: all)");
+  mk->add_option("-o,--output", m->out, "Output file")->required();
+  mk->callback([m] { make_model(*m); });
+
+  auto i = std::make_shared<InspectOptions>();
+  CLI::App* in = app.add_subcommand("inspect", "Show what is inside a GGUF file");
+  in->add_option("file", i->file, "GGUF file")->required();
+  in->add_option("--routing", i->routing, "Also run a random N-token prompt and report expert usage per layer");
+  i->engine.add_to(*in);
+  in->callback([i] { inspect(*i); });
+}
+
+}  // namespace cli

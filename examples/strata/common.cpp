@@ -1,0 +1,83 @@
+// Shared pieces of the strata CLI: engine options, size parsing, progress bar.
+#include "common.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace cli {
+
+void EngineOptions::add_to(CLI::App& app) {
+  app.add_option("--devices", devices, "Logical devices: cpu, 0, 0,1, 0,0 (default: GPU 0 if present, else cpu)");
+  app.add_option("--layer-split", layer_split, "Layer split over the devices: auto or counts like 24,24");
+  app.add_option("--vram-budget", vram_budget, "VRAM budget per device, e.g. 12GiB (default: free memory minus a reserve)");
+  app.add_option("--peer-device", peer_device, "Index of a peer device that takes a share of the streamed experts");
+  app.add_option("-t,--threads", threads, "CPU threads (default: all)");
+  app.add_option("--kv", kv, "KV cache type: f16 or int8")->check(CLI::IsMember({"f16", "int8"}));
+  app.add_option("--chunk", chunk, "Prompt chunk size in tokens (default 2048)");
+  app.add_option("-c,--ctx", ctx, "Context length (default: min(model, 4096))");
+}
+
+strata::ModelParams EngineOptions::model_params(bool bar) const {
+  strata::ModelParams p;
+  p.devices = devices;
+  p.layer_split = layer_split;
+  p.vram_budget = vram_budget.empty() ? 0 : parse_size(vram_budget);
+  p.peer_device = peer_device;
+  p.n_threads = threads;
+  if (bar) p.progress = [](uint64_t d, uint64_t t) { return progress_bar("loading", d, t); };
+  return p;
+}
+
+strata::SessionParams EngineOptions::session_params(bool bar) const {
+  strata::SessionParams p;
+  p.n_ctx = ctx;
+  p.kv = kv == "int8" ? strata::KvType::Int8 : strata::KvType::F16;
+  p.chunk_size = chunk;
+  if (bar) p.progress = [](uint64_t d, uint64_t t) { return t < 4096 || progress_bar("prompt", d, t); };
+  return p;
+}
+
+uint64_t parse_size(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) throw std::invalid_argument(fmt::format("'{}' is not a size (try 12GiB)", text));
+  const double value = std::stod(text.substr(0, i));
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double mult = 1;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "k" || unit == "kib") mult = 1024.0;
+  else if (unit == "m" || unit == "mib") mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gib") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "kb") mult = 1e3;
+  else if (unit == "mb") mult = 1e6;
+  else if (unit == "gb") mult = 1e9;
+  else throw std::invalid_argument(fmt::format("unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)", unit, text));
+  return static_cast<uint64_t>(value * mult);
+}
+
+bool progress_bar(const char* label, uint64_t done, uint64_t total) {
+  if (!isatty(STDERR_FILENO) || total == 0) return true;
+  const int width = 40;
+  const int filled = static_cast<int>(width * static_cast<double>(done) / static_cast<double>(total));
+  fmt::print(stderr, "\r{:>8} [{:<{}}] {:3.0f}%", label, std::string(filled, '#'), width, 100.0 * done / total);
+  if (done >= total) fmt::print(stderr, "\r{:{}}\r", "", width + 20);
+  std::fflush(stderr);
+  return true;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace cli

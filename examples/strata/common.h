@@ -1,0 +1,43 @@
+// Shared pieces of the strata CLI: engine options, size parsing, progress bar.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "strata/strata.hpp"
+
+namespace cli {
+
+// The engine options every command accepts.
+struct EngineOptions {
+  std::string devices;
+  std::string layer_split;
+  std::string vram_budget;  // "12GiB", "800MB", bytes
+  int32_t peer_device = -1;
+  int32_t threads = 0;
+  std::string kv = "f16";
+  int32_t chunk = 0;
+  int32_t ctx = 0;
+
+  void add_to(CLI::App& app);
+  strata::ModelParams model_params(bool progress_bar) const;
+  strata::SessionParams session_params(bool progress_bar) const;
+};
+
+// "12GiB" → bytes; throws std::invalid_argument with a clear message.
+uint64_t parse_size(const std::string& text);
+
+// A one-line progress bar on stderr; returns true (never cancels).
+bool progress_bar(const char* label, uint64_t done, uint64_t total);
+
+std::string read_file(const std::string& path);
+
+void add_run(CLI::App& app);
+void add_bench(CLI::App& app);
+void add_eval(CLI::App& app);
+void add_tokenize(CLI::App& app);
+void add_tools(CLI::App& app);
+
+}  // namespace cli

@@ -1,0 +1,199 @@
+// The CPU reference backend: runs a chunk of tokens through every layer with the plain ops.
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "core/cpu/matmul.h"
+#include "core/cpu/moe.h"
+#include "core/cpu/ops.h"
+#include "core/error.h"
+#include "core/executor.h"
+#include "core/kv_cache.h"
+#include "core/model.h"
+#include "core/session.h"
+#include "core/thread_pool.h"
+#include "prefill/row_table.h"
+
+namespace strata::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Adds the time since the last tick to one phase.
+class PhaseClock {
+ public:
+  void tick(double& phase_ms) {
+    const auto now = Clock::now();
+    phase_ms += std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
+cpu::RouterMode router_mode(Gating g) {
+  switch (g) {
+    case Gating::SoftmaxTopkNorm: return cpu::RouterMode::SoftmaxTopkNorm;
+    case Gating::TopkSoftmax: return cpu::RouterMode::TopkSoftmax;
+  }
+  return cpu::RouterMode::SoftmaxTopkNorm;
+}
+
+// F32 norm weights as a float pointer (the binder accepts F32/F16/BF16 norms;
+// F16/BF16 ones are converted once per executor).
+class NormWeights {
+ public:
+  const float* get(const TensorRef& t) {
+    if (!t.present()) return nullptr;
+    if (t.type == GgmlType::F32) return reinterpret_cast<const float*>(t.data);
+    std::vector<float>& v = converted_.emplace_back(static_cast<size_t>(t.ne[0]));
+    dequantize_row(t.type, t.data, v.data(), t.ne[0]);
+    return v.data();
+  }
+
+ private:
+  std::vector<std::vector<float>> converted_;
+};
+
+class CpuExecutor final : public Executor {
+ public:
+  CpuExecutor(const Model& model, const SessionOptions& options)
+      : c_(model.config()),
+        w_(model.weights()),
+        pool_(model.n_threads()),
+        kv_(options.kv_type, c_.n_layer, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v) {
+    for (const LayerWeights& l : w_.layers)
+      norms_.push_back({norm_.get(l.attn_norm), norm_.get(l.q_norm), norm_.get(l.k_norm), norm_.get(l.ffn_norm)});
+    output_norm_ = norm_.get(w_.output_norm);
+  }
+
+  uint64_t kv_bytes() const override { return kv_.bytes(); }
+
+  void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
+               PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) override {
+    const int64_t T = static_cast<int64_t>(tokens.size());
+    const int64_t E = c_.n_embd;
+    resize(T);
+    PhaseClock clock;
+
+    // Embedding rows, dequantized from the table.
+    for (int64_t t = 0; t < T; ++t)
+      dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), &x_[t * E], E);
+    clock.tick(times.other_ms);
+
+    for (int32_t il = 0; il < c_.n_layer; ++il) {
+      if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
+      attention(il, T, pos0);
+      clock.tick(times.attention_ms);
+      moe(il, T, clock, times, expert_counts);
+    }
+
+    // Final norm and the output head for the rows that want logits.
+    const int64_t rows = T - first_logit_row;
+    if (rows > 0) {
+      for (int64_t t = first_logit_row; t < T; ++t)
+        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first_logit_row) * E], E, c_.rms_eps);
+      cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, logits, &pool_);
+    }
+    clock.tick(times.other_ms);
+  }
+
+ private:
+  struct LayerNorms {
+    const float *attn, *q, *k, *ffn;
+  };
+
+  void resize(int64_t T) {
+    const int64_t E = c_.n_embd;
+    x_.resize(T * E);
+    xn_.resize(T * E);
+    q_.resize(T * c_.q_dim());
+    k_.resize(T * c_.k_dim());
+    v_.resize(T * c_.v_dim());
+    att_.resize(T * c_.n_head * c_.head_dim_v);
+    o_.resize(T * E);
+    router_.resize(T * c_.n_expert);
+    ids_.resize(T * c_.n_expert_used);
+    weights_.resize(T * c_.n_expert_used);
+  }
+
+  // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing this chunk's K/V.
+  void attention(int32_t il, int64_t T, int32_t pos0) {
+    const LayerWeights& l = w_.layers[il];
+    const LayerNorms& n = norms_[il];
+    const int64_t E = c_.n_embd;
+    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], n.attn, &xn_[t * E], E, c_.rms_eps);
+    cpu::matmul_q(l.wq.type, l.wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
+    cpu::matmul_q(l.wk.type, l.wk.data, E, c_.k_dim(), xn_.data(), T, k_.data(), &pool_);
+    cpu::matmul_q(l.wv.type, l.wv.data, E, c_.v_dim(), xn_.data(), T, v_.data(), &pool_);
+
+    const int hd = c_.head_dim_k;
+    pool_.parallel_for(T, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        float* q = &q_[t * c_.q_dim()];
+        float* k = &k_[t * c_.k_dim()];
+        if (c_.qk_norm) {
+          for (int h = 0; h < c_.n_head; ++h) cpu::rmsnorm(q + h * hd, n.q, q + h * hd, hd, c_.rms_eps);
+          for (int h = 0; h < c_.n_head_kv; ++h) cpu::rmsnorm(k + h * hd, n.k, k + h * hd, hd, c_.rms_eps);
+        }
+        const int32_t pos = pos0 + static_cast<int32_t>(t);
+        auto rope = c_.rope == RopeStyle::Neox ? cpu::rope_neox : cpu::rope_norm;
+        rope(q, c_.n_head, hd, pos, c_.rope_freq_base, c_.n_rot);
+        rope(k, c_.n_head_kv, hd, pos, c_.rope_freq_base, c_.n_rot);
+        kv_.write(il, pos, k, &v_[t * c_.v_dim()]);
+      }
+    });
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const KvView kv_k = kv_.k_view(il), kv_v = kv_.v_view(il);
+    const int64_t att_dim = c_.n_head * c_.head_dim_v;
+    pool_.parallel_for(T, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t)
+        cpu::attention_row(&q_[t * c_.q_dim()], kv_k, kv_v, c_.n_head, pos0 + static_cast<int32_t>(t) + 1, scale,
+                           &att_[t * att_dim]);
+    });
+    cpu::matmul_q(l.wo.type, l.wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
+    for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
+  }
+
+  // x += Σ_k w_k · expert_k(norm(x)), the experts chosen by the router.
+  void moe(int32_t il, int64_t T, PhaseClock& clock, PhaseTimes& times, uint64_t* expert_counts) {
+    const LayerWeights& l = w_.layers[il];
+    const int64_t E = c_.n_embd;
+    const int k = c_.n_expert_used;
+    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il].ffn, &xn_[t * E], E, c_.rms_eps);
+    cpu::matmul_q(l.gate_inp.type, l.gate_inp.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
+    for (int64_t t = 0; t < T; ++t)
+      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, router_mode(c_.gating), &ids_[t * k],
+                      &weights_[t * k]);
+    clock.tick(times.routing_ms);
+
+    const prefill::RowTable table = prefill::RowTable::build(ids_, static_cast<int>(T), k, c_.n_expert);
+    for (int32_t e : table.active) expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
+    clock.tick(times.grouping_ms);
+
+    const cpu::MoeWeights mw = cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+    cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
+    clock.tick(times.expert_ms);
+    for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
+    clock.tick(times.combine_ms);
+  }
+
+  const ModelConfig& c_;
+  const ModelWeights& w_;
+  ThreadPool pool_;
+  KvCache kv_;
+  NormWeights norm_;
+  std::vector<LayerNorms> norms_;
+  const float* output_norm_ = nullptr;
+  std::vector<float> x_, xn_, q_, k_, v_, att_, o_, router_, weights_;
+  std::vector<int32_t> ids_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_cpu_executor(const Model& model, const SessionOptions& options) {
+  return std::make_unique<CpuExecutor>(model, options);
+}
+
+}  // namespace strata::core

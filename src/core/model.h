@@ -1,0 +1,58 @@
+// A loaded model: the mapped GGUF file, its configuration, weights and tokenizer. Immutable.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/arch.h"
+#include "core/devices.h"
+#include "core/gguf.h"
+#include "core/tokenizer.h"
+#include "core/weights.h"
+
+namespace strata::core {
+
+// Returns false to stop a long operation.
+using ProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
+
+struct ModelOptions {
+  std::string devices;      // "", "cpu", "0", "0,1", "0,0"
+  std::string layer_split;  // "", "auto", "24,24"
+  uint64_t vram_budget = 0;
+  int32_t n_threads = 0;  // 0: all hardware threads
+  int32_t peer_device = -1;
+  ProgressFn progress;
+};
+
+class Model {
+ public:
+  // Maps and validates the file, reads the architecture, binds the weights
+  // and builds the tokenizer; throws Error on any problem.
+  static std::shared_ptr<const Model> load(const std::string& path, const ModelOptions& options);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::vector<LogicalDevice>& devices() const { return devices_; }
+  int32_t n_threads() const { return n_threads_; }
+  const char* backend_name() const { return "cpu"; }
+
+  // Special ids; -1 when the vocabulary has none.
+  int32_t eot_token() const { return eot_; }
+
+ private:
+  Model(GgufFile file) : file_(std::move(file)) {}
+
+  GgufFile file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<LogicalDevice> devices_;
+  int32_t n_threads_ = 1;
+  int32_t eot_ = -1;
+};
+
+}  // namespace strata::core

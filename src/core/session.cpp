@@ -1,0 +1,121 @@
+// One conversation: the context (KV cache in the executor), prompt in chunks, decode, stats.
+#include "core/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace strata::core {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
+    : model_(std::move(model)), options_(std::move(options)) {
+  const ModelConfig& c = model_->config();
+  if (options_.n_ctx < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "session: n_ctx must be >= 0, got {}", options_.n_ctx);
+  if (options_.n_ctx > c.n_ctx_train)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "session: n_ctx {} exceeds the model's context length {}", options_.n_ctx,
+         c.n_ctx_train);
+  if (options_.n_ctx == 0) options_.n_ctx = std::min(c.n_ctx_train, 4096);
+  if (options_.chunk_size < 0)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
+  if (options_.chunk_size == 0) options_.chunk_size = 2048;
+  executor_ = make_cpu_executor(*model_, options_);
+  expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
+}
+
+void Session::check_tokens(std::span<const int32_t> tokens) const {
+  if (failed_) fail(STRATA_ERR_STATE, "session: an earlier call failed; reset the session first");
+  if (tokens.empty()) fail(STRATA_ERR_INVALID_ARGUMENT, "session: no tokens");
+  const int32_t n_vocab = model_->config().n_vocab;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= n_vocab)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "session: token {} at index {} is outside the vocabulary [0, {})", tokens[i], i,
+           n_vocab);
+  if (static_cast<int64_t>(n_past_) + static_cast<int64_t>(tokens.size()) > options_.n_ctx)
+    fail(STRATA_ERR_CONTEXT_FULL, "session: {} tokens do not fit: {} of the context's {} are used", tokens.size(),
+         n_past_, options_.n_ctx);
+}
+
+// An exception other than a cancellation leaves the KV cache in an unknown
+// state: the session refuses further work until reset().
+void Session::run_guarded(const std::function<void()>& body) {
+  cancel_.store(false);
+  try {
+    body();
+  } catch (const Error& e) {
+    if (e.status() != STRATA_ABORTED) failed_ = true;
+    throw;
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+void Session::prompt(std::span<const int32_t> tokens, const LogitsFn& each) {
+  check_tokens(tokens);
+  run_guarded([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int32_t n_vocab = model_->config().n_vocab;
+    stats_ = SessionStats{};
+    logits_.clear();
+    const int32_t total = static_cast<int32_t>(tokens.size());
+    for (int32_t done = 0; done < total;) {
+      if (cancel_.load()) fail(STRATA_ABORTED, "session: prompt cancelled after {} of {} tokens", done, total);
+      const int32_t n = std::min(options_.chunk_size, total - done);
+      const bool last = done + n == total;
+      // Logits of every row when the caller wants them, else only the prompt's last.
+      const int32_t first = each ? 0 : (last ? n - 1 : n);
+      chunk_logits_.resize(static_cast<size_t>(n - first) * n_vocab);
+      executor_->forward(tokens.subspan(done, n), n_past_, first, chunk_logits_.data(), stats_.phases,
+                         expert_counts_.data(), cancel_);
+      n_past_ += n;
+      for (int32_t r = first; each && r < n; ++r) {
+        const std::span<const float> row(chunk_logits_.data() + static_cast<size_t>(r - first) * n_vocab, n_vocab);
+        if (!each(n_past_ - n + r, row)) fail(STRATA_ABORTED, "session: stopped by the logits callback");
+      }
+      if (last) logits_.assign(chunk_logits_.end() - n_vocab, chunk_logits_.end());
+      done += n;
+      if (options_.progress && !options_.progress(done, total))
+        fail(STRATA_ABORTED, "session: prompt stopped by the progress callback after {} of {} tokens", done, total);
+    }
+    stats_.prompt_tokens = total;
+    stats_.prompt_ms = ms_since(t0);
+  });
+}
+
+std::span<const float> Session::decode(int32_t token) {
+  check_tokens(std::span<const int32_t>(&token, 1));
+  run_guarded([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    logits_.resize(model_->config().n_vocab);
+    PhaseTimes ignored;
+    executor_->forward(std::span<const int32_t>(&token, 1), n_past_, 0, logits_.data(), ignored, expert_counts_.data(),
+                       cancel_);
+    n_past_ += 1;
+    stats_.decode_tokens += 1;
+    stats_.decode_ms += ms_since(t0);
+  });
+  return logits_;
+}
+
+std::span<const float> Session::logits() const {
+  if (logits_.empty()) fail(STRATA_ERR_STATE, "session: no logits yet (run a prompt or decode first)");
+  return logits_;
+}
+
+void Session::reset() {
+  n_past_ = 0;
+  failed_ = false;
+  logits_.clear();
+  stats_ = SessionStats{};
+  std::fill(expert_counts_.begin(), expert_counts_.end(), 0);
+}
+
+}  // namespace strata::core

@@ -1,0 +1,72 @@
+// One conversation: the context (KV cache in the executor), prompt in chunks, decode, stats.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/kv_cache.h"
+#include "core/model.h"
+
+namespace strata::core {
+
+struct SessionOptions {
+  int32_t n_ctx = 0;  // 0: min(model's training context, 4096)
+  KvType kv_type = KvType::F16;
+  int32_t chunk_size = 0;  // 0: 2048
+  ProgressFn progress;     // tokens of the prompt done
+};
+
+struct SessionStats {
+  int64_t prompt_tokens = 0;
+  double prompt_ms = 0;
+  int64_t decode_tokens = 0;
+  double decode_ms = 0;
+  PhaseTimes phases;  // of the last prompt
+};
+
+// Receives the logits of every prompt position; returns false to stop.
+using LogitsFn = std::function<bool(int32_t position, std::span<const float> logits)>;
+
+class Session {
+ public:
+  Session(std::shared_ptr<const Model> model, SessionOptions options);
+
+  // Appends tokens and runs them in chunks; the last token's logits become
+  // current. Throws Error: CONTEXT_FULL (nothing appended), INVALID_ARGUMENT,
+  // ABORTED (finished chunks stay), STATE (after a failure; reset() first).
+  void prompt(std::span<const int32_t> tokens, const LogitsFn& each = {});
+  // Appends one token; returns the new logits.
+  std::span<const float> decode(int32_t token);
+
+  std::span<const float> logits() const;
+  int32_t n_past() const { return n_past_; }
+  int32_t n_ctx() const { return options_.n_ctx; }
+  void reset();
+  void cancel() { cancel_.store(true); }
+
+  const SessionStats& stats() const { return stats_; }
+  const std::vector<uint64_t>& expert_counts() const { return expert_counts_; }
+  const Model& model() const { return *model_; }
+
+ private:
+  void check_tokens(std::span<const int32_t> tokens) const;
+  void run_guarded(const std::function<void()>& body);
+
+  std::shared_ptr<const Model> model_;
+  SessionOptions options_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<float> logits_;  // n_vocab, or empty when there are none
+  std::vector<float> chunk_logits_;
+  std::vector<uint64_t> expert_counts_;
+  int32_t n_past_ = 0;
+  bool failed_ = false;
+  std::atomic<bool> cancel_{false};
+  SessionStats stats_;
+};
+
+}  // namespace strata::core

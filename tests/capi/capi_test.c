@@ -1,0 +1,274 @@
+/* The C ABI from C11: a full generate loop and every error path (NULLs, bad files, wrong sizes, context overflow). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/strata.h"
+
+static int g_passed, g_failed;
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (cond) {                                                            \
+      ++g_passed;                                                          \
+    } else {                                                               \
+      ++g_failed;                                                          \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, strata_last_error()); \
+    }                                                                      \
+  } while (0)
+
+#define CHECK_STATUS(call, expected)                                                    \
+  do {                                                                                  \
+    strata_status s_ = (call);                                                          \
+    if (s_ == (expected)) {                                                             \
+      ++g_passed;                                                                       \
+    } else {                                                                            \
+      ++g_failed;                                                                       \
+      fprintf(stderr, "%s:%d: %s returned %s, expected %s; last error: %s\n", __FILE__, __LINE__, #call, \
+              strata_status_name(s_), strata_status_name(expected), strata_last_error()); \
+    }                                                                                   \
+  } while (0)
+
+static const char* g_dir;
+
+static void path_in_dir(char* out, size_t n, const char* name) { snprintf(out, n, "%s/%s", g_dir, name); }
+
+static long read_all(const char* path, unsigned char** out) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return -1;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  *out = (unsigned char*)malloc((size_t)n);
+  if (fread(*out, 1, (size_t)n, f) != (size_t)n) n = -1;
+  fclose(f);
+  return n;
+}
+
+static void write_all(const char* path, const unsigned char* data, long n) {
+  FILE* f = fopen(path, "wb");
+  fwrite(data, 1, (size_t)n, f);
+  fclose(f);
+}
+
+/* A file whose architecture name is replaced (same length) by one nobody knows. */
+static void make_unknown_arch(const char* good, const char* bad) {
+  unsigned char* data = NULL;
+  long n = read_all(good, &data);
+  for (long i = 0; i + 8 <= n; ++i)
+    if (memcmp(data + i, "qwen3moe", 8) == 0) memcpy(data + i, "qwen9moe", 8);
+  write_all(bad, data, n);
+  free(data);
+}
+
+static void test_generate(const char* model_path) {
+  strata_model_params mp;
+  strata_model_params_init(&mp);
+  mp.devices = "cpu";
+  strata_model* model = NULL;
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  if (!model) return;
+
+  strata_model_info info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  CHECK_STATUS(strata_model_get_info(model, &info), STRATA_OK);
+  CHECK(strcmp(info.architecture, "qwen3moe") == 0);
+  CHECK(info.n_layer == 2 && info.n_expert == 8 && info.n_expert_used == 2);
+
+  const char* text = "Hello from C, the plain language.";
+  int32_t* ids = NULL;
+  size_t n_ids = 0;
+  CHECK_STATUS(strata_tokenize(model, text, strlen(text), 0, &ids, &n_ids), STRATA_OK);
+  CHECK(n_ids > 3);
+  char* back = NULL;
+  size_t back_len = 0;
+  CHECK_STATUS(strata_detokenize(model, ids, n_ids, &back, &back_len), STRATA_OK);
+  CHECK(back && back_len == strlen(text) && strcmp(back, text) == 0);
+  strata_free(back);
+
+  strata_session_params sp;
+  strata_session_params_init(&sp);
+  sp.n_ctx = 64;
+  sp.chunk_size = 4;
+  strata_session* session = NULL;
+  CHECK_STATUS(strata_session_new(model, &sp, &session), STRATA_OK);
+  strata_sampler* sampler = NULL;
+  CHECK_STATUS(strata_sampler_new(NULL, &sampler), STRATA_OK);
+
+  CHECK_STATUS(strata_session_prompt(session, ids, n_ids), STRATA_OK);
+  CHECK(strata_session_n_past(session) == (int32_t)n_ids);
+  int32_t tok = -1;
+  int generated = 0;
+  for (int i = 0; i < 8; ++i) {
+    CHECK_STATUS(strata_session_sample(session, sampler, &tok), STRATA_OK);
+    CHECK(tok >= 0 && tok < info.n_vocab);
+    const float* logits = NULL;
+    CHECK_STATUS(strata_session_decode(session, tok, &logits), STRATA_OK);
+    CHECK(logits != NULL);
+    ++generated;
+  }
+  CHECK(strata_session_n_past(session) == (int32_t)n_ids + generated);
+
+  /* Greedy sampling returns the argmax of the current logits. */
+  const float* logits = NULL;
+  int32_t n_vocab = 0;
+  CHECK_STATUS(strata_session_logits(session, &logits, &n_vocab), STRATA_OK);
+  CHECK(n_vocab == info.n_vocab);
+  int32_t best = 0;
+  for (int32_t i = 1; i < n_vocab; ++i)
+    if (logits[i] > logits[best]) best = i;
+  CHECK_STATUS(strata_session_sample(session, sampler, &tok), STRATA_OK);
+  CHECK(tok == best);
+
+  strata_stats st;
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_STATUS(strata_session_get_stats(session, &st), STRATA_OK);
+  CHECK(st.prompt_tokens == (int64_t)n_ids && st.decode_tokens == generated);
+
+  /* Prompt longer than the context: CONTEXT_FULL, nothing appended, session still usable. */
+  int32_t* many = (int32_t*)calloc(100, sizeof(int32_t));
+  const int32_t before = strata_session_n_past(session);
+  CHECK_STATUS(strata_session_prompt(session, many, 100), STRATA_ERR_CONTEXT_FULL);
+  CHECK(strlen(strata_last_error()) > 0);
+  CHECK(strata_session_n_past(session) == before);
+  CHECK_STATUS(strata_session_decode(session, ids[0], NULL), STRATA_OK);
+  free(many);
+
+  /* Token ids outside the vocabulary. */
+  int32_t bad_tok = info.n_vocab;
+  CHECK_STATUS(strata_session_decode(session, bad_tok, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_session_decode(session, -1, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_detokenize(model, &bad_tok, 1, &back, NULL), STRATA_ERR_INVALID_ARGUMENT);
+
+  /* Reset empties the context. */
+  CHECK_STATUS(strata_session_reset(session), STRATA_OK);
+  CHECK(strata_session_n_past(session) == 0);
+  CHECK_STATUS(strata_session_logits(session, &logits, &n_vocab), STRATA_ERR_STATE);
+
+  /* Sampler parameter checks. */
+  strata_sampler_params bad_sp;
+  strata_sampler_params_init(&bad_sp);
+  bad_sp.top_p = 0.0f;
+  strata_sampler* s2 = NULL;
+  CHECK_STATUS(strata_sampler_new(&bad_sp, &s2), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(s2 == NULL);
+
+  /* Session parameter checks. */
+  strata_session_params bad;
+  strata_session_params_init(&bad);
+  bad.n_ctx = -5;
+  strata_session* s3 = NULL;
+  CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+  strata_session_params_init(&bad);
+  bad.n_ctx = info.n_ctx_train + 1;
+  CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+  strata_session_params_init(&bad);
+  bad.struct_size = 3;
+  CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+  strata_session_params_init(&bad);
+  bad.kv_type = (strata_kv_type)42;
+  CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(s3 == NULL);
+
+  strata_free(ids);
+  strata_sampler_free(sampler);
+  strata_session_free(session);
+  strata_model_free(model);
+}
+
+static void test_errors(const char* model_path) {
+  strata_model* model = NULL;
+  strata_model_params mp;
+  strata_model_params_init(&mp);
+  mp.devices = "cpu";
+
+  /* NULL arguments. */
+  CHECK_STATUS(strata_model_load(NULL, &mp, &model), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_model_load(model_path, &mp, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_session_new(NULL, NULL, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_session_prompt(NULL, NULL, 0), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_tokenize(NULL, "x", 1, 0, NULL, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_inspect_file(NULL, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(model == NULL);
+  /* Destroy functions accept NULL. */
+  strata_model_free(NULL);
+  strata_session_free(NULL);
+  strata_sampler_free(NULL);
+  strata_free(NULL);
+  strata_session_cancel(NULL);
+
+  /* Bad path. */
+  char path[1024];
+  path_in_dir(path, sizeof path, "does-not-exist.gguf");
+  CHECK_STATUS(strata_model_load(path, &mp, &model), STRATA_ERR_IO);
+  CHECK(strstr(strata_last_error(), "does-not-exist.gguf") != NULL);
+
+  /* Corrupt file: the good one truncated to half. */
+  unsigned char* data = NULL;
+  long n = read_all(model_path, &data);
+  CHECK(n > 0);
+  path_in_dir(path, sizeof path, "truncated.gguf");
+  write_all(path, data, n / 2);
+  CHECK_STATUS(strata_model_load(path, &mp, &model), STRATA_ERR_FORMAT);
+  /* Garbage. */
+  memset(data, 0x5a, 64);
+  path_in_dir(path, sizeof path, "garbage.gguf");
+  write_all(path, data, 64);
+  CHECK_STATUS(strata_model_load(path, &mp, &model), STRATA_ERR_FORMAT);
+  free(data);
+
+  /* Unknown architecture. */
+  path_in_dir(path, sizeof path, "unknown-arch.gguf");
+  make_unknown_arch(model_path, path);
+  CHECK_STATUS(strata_model_load(path, &mp, &model), STRATA_ERR_UNSUPPORTED);
+  CHECK(strstr(strata_last_error(), "qwen9moe") != NULL);
+  CHECK(model == NULL);
+
+  /* Wrong struct_size, bad device. */
+  strata_model_params bad;
+  strata_model_params_init(&bad);
+  bad.struct_size = sizeof(bad) + 8;
+  CHECK_STATUS(strata_model_load(model_path, &bad, &model), STRATA_ERR_INVALID_ARGUMENT);
+  strata_model_params_init(&bad);
+  bad.devices = "gpu";
+  CHECK_STATUS(strata_model_load(model_path, &bad, &model), STRATA_ERR_INVALID_ARGUMENT);
+  bad.devices = "7";
+  CHECK_STATUS(strata_model_load(model_path, &bad, &model), STRATA_ERR_DEVICE);
+  CHECK(model == NULL);
+
+  /* Use after an error: the thread's next good call works and clears nothing it should not. */
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  CHECK(model != NULL);
+  strata_model_free(model);
+
+  /* Status names. */
+  CHECK(strcmp(strata_status_name(STRATA_ERR_CONTEXT_FULL), "STRATA_ERR_CONTEXT_FULL") == 0);
+  CHECK(strcmp(strata_status_name((strata_status)12345), "STRATA_ERR_UNKNOWN") == 0);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: capi_test SCRATCH_DIR\n");
+    return 2;
+  }
+  g_dir = argv[1];
+  char model_path[1024];
+  path_in_dir(model_path, sizeof model_path, "capi-tiny.gguf");
+  strata_synth_params p;
+  strata_synth_params_init(&p);
+  p.n_layer = 2;
+  p.seed = 11;
+  CHECK_STATUS(strata_synth_write(&p, model_path), STRATA_OK);
+  char bad_path[1024];
+  path_in_dir(bad_path, sizeof bad_path, "bad-shape.gguf");
+  p.shape = "no-such-shape";
+  CHECK_STATUS(strata_synth_write(&p, bad_path), STRATA_ERR_INVALID_ARGUMENT);
+
+  test_errors(model_path);
+  test_generate(model_path);
+
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
