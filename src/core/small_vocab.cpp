@@ -55,9 +55,7 @@ std::vector<std::pair<int, uint32_t>> byte_alphabet() {
   return printable;
 }
 
-}  // namespace
-
-Vocab small_vocab() {
+Vocab train_small_vocab() {
   Vocab v;
   v.model = "gpt2";
   v.pre = "qwen2";
@@ -118,6 +116,13 @@ Vocab small_vocab() {
   v.add_bos = false;
   static_assert(kNormalTokens + 3 == kVocabSize);
   return v;
+}
+
+}  // namespace
+
+Vocab small_vocab() {
+  static const Vocab trained = train_small_vocab();  // thread-safe, once per process
+  return trained;
 }
 
 }  // namespace strata::core

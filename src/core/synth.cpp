@@ -314,7 +314,20 @@ struct Generator {
 
 Vocab synth_vocab(const std::string& which) {
   if (which == "small") return small_vocab();
-  if (which == "qwen3") return load_hf_tokenizer(find_data_file("qwen3-tokenizer/tokenizer.json.gz"));
+  if (which == "qwen3") {
+    Vocab v = load_hf_tokenizer(find_data_file("qwen3-tokenizer/tokenizer.json.gz"));
+    // The special ids of Qwen's own Qwen3 GGUF files, whatever the
+    // tokenizer_config.json next to the data says (or if it is absent).
+    auto id_of = [&](std::string_view text) {
+      const auto it = std::find(v.tokens.begin(), v.tokens.end(), text);
+      if (it == v.tokens.end()) fail(STRATA_ERR_FORMAT, "qwen3 vocabulary: no token {}", text);
+      return int32_t(it - v.tokens.begin());
+    };
+    v.bos_id = v.pad_id = id_of("<|endoftext|>");
+    v.eos_id = id_of("<|im_end|>");
+    v.add_bos = false;
+    return v;
+  }
   if (which.empty()) fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: empty vocab (use small, qwen3 or a path)");
   return load_hf_tokenizer(which);
 }
