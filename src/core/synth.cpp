@@ -52,6 +52,7 @@
 #include "core/synth.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -98,13 +99,46 @@ inline uint64_t stream_key(uint64_t seed, uint64_t a, uint64_t b) {
   return mix64(mix64(mix64(seed ^ 0x5354524154415359ull) + a * kGolden) + b);
 }
 
-// Noise of mean 0 and variance 1 for element i of a stream: the sum of four
-// 16-bit uniforms (Irwin-Hall), bell-shaped and bounded at +-3.46.
-inline float unit_noise(uint64_t key, uint64_t i) {
-  const uint64_t u = mix64(key + (i + 1) * kGolden);
-  const int32_t s = int32_t(u & 0xFFFF) + int32_t((u >> 16) & 0xFFFF) + int32_t((u >> 32) & 0xFFFF) +
-                    int32_t(u >> 48);
-  return float(s - 131070) * (1.0f / 37837.23f);
+// Standard normal quantiles at the centres of 4096 equal-probability bins,
+// scaled to variance exactly 1: a Gaussian of 4096 levels, bounded at +-3.7.
+// (Found by bisection on erfc, once per process.)
+const float* normal_table() {
+  static const std::array<float, 4096> table = [] {
+    std::array<double, 4096> q{};
+    double ss = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+      const double p = (double(i) + 0.5) / double(q.size());
+      double lo = -10, hi = 10;
+      for (int it = 0; it < 64; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+      }
+      q[i] = 0.5 * (lo + hi);
+      ss += q[i] * q[i];
+    }
+    const double scale = 1.0 / std::sqrt(ss / double(q.size()));
+    std::array<float, 4096> t{};
+    for (size_t i = 0; i < q.size(); ++i) t[i] = float(q[i] * scale);
+    return t;
+  }();
+  return table.data();
+}
+
+// out[i] = scale * N(0,1)-distributed values of the stream `key`: five
+// values per 64-bit hash (12 bits each, looked up in normal_table()).
+inline void normal_fill(uint64_t key, float scale, float* out, int64_t n) {
+  const float* table = normal_table();
+  uint64_t counter = key;
+  int64_t i = 0;
+  for (; i + 5 <= n; i += 5) {
+    const uint64_t u = mix64(counter += kGolden);
+    out[i] = scale * table[u & 4095];
+    out[i + 1] = scale * table[(u >> 12) & 4095];
+    out[i + 2] = scale * table[(u >> 24) & 4095];
+    out[i + 3] = scale * table[(u >> 36) & 4095];
+    out[i + 4] = scale * table[(u >> 48) & 4095];
+  }
+  for (uint64_t u = mix64(counter += kGolden); i < n; ++i, u >>= 12) out[i] = scale * table[u & 4095];
 }
 
 inline double unit_uniform(uint64_t key, uint64_t i) {  // [0, 1)
@@ -212,8 +246,8 @@ std::vector<double> calibrate_router_bias(const SynthShape& s, float skew, uint6
   const int64_t n_tok = std::max<int64_t>(2048, 48 * ne);
   std::vector<float> xi(static_cast<size_t>(n_tok * ne)), zeta(static_cast<size_t>(n_tok));
   const uint64_t key = stream_key(seed, kStreamCalib, 0);
-  for (int64_t i = 0; i < n_tok * ne; ++i) xi[size_t(i)] = unit_noise(key, uint64_t(i));
-  for (int64_t t = 0; t < n_tok; ++t) zeta[size_t(t)] = unit_noise(key, uint64_t(n_tok * ne + t));
+  normal_fill(key, 1.0f, xi.data(), n_tok * ne);
+  normal_fill(key + 1, 1.0f, zeta.data(), n_tok);
   // Start from the Gumbel-max approximation (Gaussian noise ~ Gumbel of scale 0.78 tau).
   for (int64_t e = 0; e < ne; ++e) beta[size_t(e)] = 0.78 * tau * std::log(target[size_t(e)] / target[0]);
   std::vector<double> count(static_cast<size_t>(ne));
@@ -251,11 +285,9 @@ struct Generator {
     const int64_t n = s.n_embd;
     mu.resize(size_t(n));
     const uint64_t key = stream_key(seed, kStreamMu, 0);
+    normal_fill(key, 1.0f, mu.data(), n);
     double ss = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      mu[size_t(i)] = unit_noise(key, uint64_t(i));
-      ss += double(mu[size_t(i)]) * mu[size_t(i)];
-    }
+    for (float v : mu) ss += double(v) * v;
     const float norm = float(std::sqrt(double(n) / ss));
     for (float& v : mu) v *= norm;
     const std::vector<double> beta = calibrate_router_bias(s, skew, seed);
@@ -281,24 +313,24 @@ struct Generator {
     const int64_t n = t.row_len;
     switch (t.fill) {
       case Fill::Norm:
-        for (int64_t i = 0; i < n; ++i) out[i] = 1.0f + kNormJitter * unit_noise(key, uint64_t(i));
+        normal_fill(key, kNormJitter, out, n);
+        for (int64_t i = 0; i < n; ++i) out[i] += 1.0f;
         break;
       case Fill::Matrix:
-        for (int64_t i = 0; i < n; ++i) out[i] = t.std * unit_noise(key, uint64_t(i));
+        normal_fill(key, t.std, out, n);
         break;
       case Fill::Embedding: {
         const float own = kEmbdRms * std::sqrt(1.0f - kEmbdShared * kEmbdShared), shared = kEmbdRms * kEmbdShared;
-        for (int64_t i = 0; i < n; ++i) out[i] = shared * mu[size_t(i)] + own * unit_noise(key, uint64_t(i));
+        normal_fill(key, own, out, n);
+        for (int64_t i = 0; i < n; ++i) out[i] += shared * mu[size_t(i)];
         break;
       }
       case Fill::Router: {
         // Noise orthogonal to mu, scaled so the token-dependent logit part has
         // std tau, plus the popularity offset along mu.
+        normal_fill(key, 1.0f, out, n);
         double dot = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          out[i] = unit_noise(key, uint64_t(i));
-          dot += double(out[i]) * mu[size_t(i)];
-        }
+        for (int64_t i = 0; i < n; ++i) dot += double(out[i]) * mu[size_t(i)];
         const float proj = float(dot / double(n));
         const float inv_sqrt_n = 1.0f / std::sqrt(float(n));
         const float noise = kRouterNoise / std::sqrt(1.0f - kEmbdShared * kEmbdShared) * inv_sqrt_n;
