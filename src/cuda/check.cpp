@@ -60,7 +60,7 @@ void launch_check(const char* kernel_name, cudaStream_t stream) {
   }
 }
 
-void fail_require(const char* op, const char* condition, std::initializer_list<ArgValue> values) {
+void fail_need(strata_status status, const char* op, const char* condition, std::initializer_list<ArgValue> values) {
   std::string msg = fmt::format("{}: need {}", op, condition);
   if (values.size() != 0) {
     msg += " (";
@@ -71,7 +71,7 @@ void fail_require(const char* op, const char* condition, std::initializer_list<A
     }
     msg += ")";
   }
-  throw core::Error(STRATA_ERR_INVALID_ARGUMENT, std::move(msg));
+  throw core::Error(status, std::move(msg));
 }
 
 }  // namespace strata::cuda

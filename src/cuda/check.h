@@ -47,14 +47,15 @@ struct ArgValue {
   int64_t value;
 };
 
-// Throws Error(STRATA_ERR_INVALID_ARGUMENT) "op: need condition (name=value ...)".
-[[noreturn]] void fail_require(const char* op, const char* condition, std::initializer_list<ArgValue> values);
+// Throws Error(status) "op: need condition (name=value ...)".
+[[noreturn]] void fail_need(strata_status status, const char* op, const char* condition,
+                            std::initializer_list<ArgValue> values);
 
 // Argument check for launchers: the message names the op, the broken
 // condition and the values involved.
 inline void require(bool ok, const char* op, const char* condition, std::initializer_list<ArgValue> values = {}) {
   if (!ok) [[unlikely]]
-    fail_require(op, condition, values);
+    fail_need(STRATA_ERR_INVALID_ARGUMENT, op, condition, values);
 }
 
 }  // namespace strata::cuda
