@@ -1,0 +1,128 @@
+// GGUF tensor types: traits of every id, and reference (de)quantizers and dot products.
+//
+// This is the CPU oracle: plain loops, F32 accumulation in a written-down
+// order, which every CUDA kernel is tested against. Block layouts are in
+// quant_blocks.h; they are the GGUF/ggml ones, bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace strata::core {
+
+// Ids as stored in GGUF tensor infos. Gaps (4, 5, 31-33, 36-38) are ids ggml
+// has retired; a file using them is rejected as unknown.
+enum class GgmlType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
+  Q8_0 = 8,
+  Q8_1 = 9,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
+  IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
+  IQ4_XS = 23,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  IQ1_M = 29,
+  BF16 = 30,
+  TQ1_0 = 34,
+  TQ2_0 = 35,
+  MXFP4 = 39,
+};
+
+struct TypeTraits {
+  const char* name;    // ggml's name, e.g. "q4_K"
+  int64_t block_size;  // elements per block
+  size_t type_size;    // bytes per block
+  bool computable;     // dequantize_row / quantize_row / vec_dot implemented here
+};
+
+// nullptr when the id is not a known GGUF type.
+const TypeTraits* find_type_traits(uint32_t id);
+// Throws Error(STRATA_ERR_UNSUPPORTED) for a value outside the enum's ids.
+const TypeTraits& type_traits(GgmlType type);
+// Bytes of a row of n elements. Throws STRATA_ERR_INVALID_ARGUMENT if n is
+// negative or not a multiple of the block size (or the size overflows).
+size_t row_size(GgmlType type, int64_t n);
+// Case-insensitive ggml name ("q4_k", "Q4_K", "f16", "bf16", ...) of any known
+// type. Throws STRATA_ERR_INVALID_ARGUMENT listing the valid names otherwise.
+GgmlType parse_type_name(std::string_view name);
+
+// The functions below throw STRATA_ERR_UNSUPPORTED for a type that is not
+// computable and STRATA_ERR_INVALID_ARGUMENT for n not a multiple of the
+// block size. src/dst must not overlap.
+
+// dst[0..n) = the values stored in the row src (row_size(type, n) bytes).
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+// Reference quantizer, fast and simple (no search): min/max per sub-block,
+// F16 super-block scales rounded up so that nothing clips on their account,
+// values rounded to nearest against the stored scales. Inputs must be
+// finite; block scales beyond the F16 range saturate.
+void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
+
+// Activations for dot products with quantized weights, Q8_1-style: one block
+// per 32 values. d = amax / 127 (F32), qs[i] = (int8) roundf(x[i] / d)
+// (roundf: half away from zero; a division, not a multiply by 1/d), all zero
+// with d == 0 when amax == 0 (or amax / 127 underflows to 0); qs clamped to
+// +-127, which only bites for a subnormal d; sum = sum of qs. Every quantized weight type dots against this one format,
+// so the CPU oracle and the CUDA kernels compute the same integer products.
+struct BlockQ8A {
+  float d;
+  int32_t sum;
+  int8_t qs[32];
+};
+static_assert(sizeof(BlockQ8A) == 40);
+
+// n must be a multiple of 32; writes n / 32 blocks. Inputs must be finite.
+void quantize_activations(const float* x, BlockQ8A* out, int64_t n);
+
+enum class ActivationKind { F32, Q8A };
+// F32/F16/BF16/F64 weights take F32 activations; block-quantized weights take
+// Q8A. Integer types throw STRATA_ERR_UNSUPPORTED.
+ActivationKind activation_kind(GgmlType weight);
+// Bytes of the activations for a row of n elements: 4 n for F32, 40 n / 32 for
+// Q8A (n must then be a multiple of 32).
+size_t activation_row_size(ActivationKind kind, int64_t n);
+
+// Dot of one weight row (row_size(w, n) bytes) with activations of the kind
+// activation_kind(w): const float* for F32, const BlockQ8A* for Q8A.
+//
+// Accumulation order (the CUDA kernels are checked against it). All products
+// are F32, no fused multiply-add, one F32 accumulator `acc` starting at 0,
+// blocks taken in ascending element order:
+//   F32/F16/BF16: acc += w[i] * x[i] for i = 0..n-1 (w converted to F32).
+//   Q8_0:  per 32-block b: isum = sum qw[i]*qa[i] (int32, exact);
+//          acc += (d_w * d_a) * (float)isum.
+//   Q4_K, Q5_K: per super-block, per 32-element sub-block j = 0..7 (aligned
+//          with one Q8A block a): isum = sum q[i]*qa[i] with q in 0..15 / 0..31
+//          (int32, exact); ws = d * (float)sc_j; wm = dmin * (float)m_j;
+//          acc += a.d * (ws * (float)isum - wm * (float)a.sum).
+//   Q6_K:  per super-block, per Q8A block c = 0..7, which covers the 16-element
+//          sub-blocks 2c and 2c+1: isum_lo, isum_hi = sum (q[i]-32)*qa[i] over
+//          each half (int32); isum = sc_2c * isum_lo + sc_2c+1 * isum_hi
+//          (int32, exact: |isum| < 2^24); acc += (d * a.d) * (float)isum.
+float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
+
+// out[r] = vec_dot(type, row r of w, act, cols) for r in 0..rows-1; rows are
+// row_size(type, cols) bytes apart. Single-threaded: the engine adds threads.
+void matvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const void* act, float* out);
+
+}  // namespace strata::core

@@ -1,0 +1,88 @@
+// Block layouts of the computable GGUF types, bit for bit as ggml stores them.
+//
+// Every field has its natural alignment at its offset, so the structs need no
+// packing attribute (which would make taking a field's address unsafe); the
+// static_asserts pin the sizes and offsets to the GGUF ones. Halves are kept
+// as their raw uint16_t bits (fp16.h converts them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::core {
+
+inline constexpr int kQK8_0 = 32;   // elements per Q8_0 block
+inline constexpr int kQK_K = 256;   // elements per K-quant super-block
+inline constexpr int kKScaleBytes = 12;
+
+// Q8_0: x[i] = d * qs[i].
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[kQK8_0];
+};
+static_assert(sizeof(BlockQ8_0) == 34);
+
+// Q4_K: 8 sub-blocks of 32; x = d * sc_j * q - dmin * m_j with q in 0..15 and
+// 6-bit sc_j, m_j packed in `scales` (see unpack_scale_min_k4). The 256
+// values form 4 groups of 64; group g uses qs[32g .. 32g+31]: the low nibbles
+// hold values 64g .. 64g+31, the high nibbles values 64g+32 .. 64g+63.
+struct BlockQ4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[kKScaleBytes];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(offsetof(BlockQ4_K, scales) == 4 && offsetof(BlockQ4_K, qs) == 16);
+
+// Q5_K: as Q4_K, with a fifth bit per value: value 64g + l (l < 32) takes
+// bit 2g of qh[l], value 64g + 32 + l takes bit 2g + 1 of qh[l]. q in 0..31.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[kKScaleBytes];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(offsetof(BlockQ5_K, qh) == 16 && offsetof(BlockQ5_K, qs) == 48);
+
+// Q6_K: 16 sub-blocks of 16; x = d * scales[e / 16] * (q - 32), q in 0..63.
+// Two halves of 128 values; in half h, for l < 32 and k = 0..3 the value
+// 128h + 32k + l has its low 4 bits in ql[64h + l + 32 (k & 1)] (low nibble
+// for k < 2, high nibble for k >= 2) and its high 2 bits in qh[32h + l] at
+// bits 2k, 2k+1.
+struct BlockQ6_K {
+  uint8_t ql[kQK_K / 2];
+  uint8_t qh[kQK_K / 4];
+  int8_t scales[kQK_K / 16];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(offsetof(BlockQ6_K, qh) == 128 && offsetof(BlockQ6_K, scales) == 192 &&
+              offsetof(BlockQ6_K, d) == 208);
+
+// The 12 scale bytes of Q4_K/Q5_K hold 8 six-bit scales and 8 six-bit mins.
+// For j < 4: sc_j = bytes[j] & 63, m_j = bytes[j+4] & 63. For j >= 4 the low
+// 4 bits sit in bytes[j+4] (scale: low nibble, min: high nibble) and the high
+// 2 bits in the top bits of bytes[j-4] (scale) and bytes[j] (min).
+inline void unpack_scale_min_k4(const uint8_t* bytes, int j, uint8_t& sc, uint8_t& m) {
+  if (j < 4) {
+    sc = bytes[j] & 63;
+    m = bytes[j + 4] & 63;
+  } else {
+    sc = static_cast<uint8_t>((bytes[j + 4] & 0x0f) | ((bytes[j - 4] >> 6) << 4));
+    m = static_cast<uint8_t>((bytes[j + 4] >> 4) | ((bytes[j] >> 6) << 4));
+  }
+}
+
+// Inverse of unpack_scale_min_k4; sc and m must be < 64.
+inline void pack_scale_min_k4(const uint8_t sc[8], const uint8_t m[8], uint8_t* bytes) {
+  for (int j = 0; j < 4; ++j) {
+    bytes[j] = static_cast<uint8_t>(sc[j] | ((sc[j + 4] >> 4) << 6));
+    bytes[j + 4] = static_cast<uint8_t>(m[j] | ((m[j + 4] >> 4) << 6));
+    bytes[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+  }
+}
+
+}  // namespace strata::core

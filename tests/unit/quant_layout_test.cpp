@@ -1,0 +1,168 @@
+// Hand-built Q8_0/Q4_K/Q5_K/Q6_K blocks: every dequantized value checked against the GGUF layout.
+#include <cstring>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
+#include "quant_test_util.h"
+
+using namespace strata::core;
+using namespace strata::core::testing;
+
+namespace {
+
+// Chosen so that j >= 4 needs both the low nibble in bytes 8..11 and the two
+// high bits in the top of bytes 0..7: sc = {1,2,3,4,17,33,50,63},
+// m = {5,6,7,8,21,40,0,63}. Bytes worked out by hand:
+//   bytes[0..3]  = sc[0..3] | (sc[4..7] >> 4) << 6 = 1|1<<6, 2|2<<6, 3|3<<6, 4|3<<6
+//   bytes[4..7]  = m[0..3]  | (m[4..7]  >> 4) << 6 = 5|1<<6, 6|2<<6, 7|0<<6, 8|3<<6
+//   bytes[8..11] = (sc[4..7] & 15) | (m[4..7] & 15) << 4 = 1|5<<4, 1|8<<4, 2|0<<4, 15|15<<4
+constexpr uint8_t kScaleBytes[12] = {65, 130, 195, 196, 69, 134, 7, 200, 81, 129, 2, 255};
+constexpr uint8_t kSc[8] = {1, 2, 3, 4, 17, 33, 50, 63};
+constexpr uint8_t kMin[8] = {5, 6, 7, 8, 21, 40, 0, 63};
+
+}  // namespace
+
+TEST_CASE("Q8_0 block: x = d * qs") {
+  BlockQ8_0 b{};
+  b.d = 0x3800;  // 0.5
+  const int8_t qs[32] = {-128, -127, -1, 0, 1, 2, 3, 127, 64, -64, 5, 6, 7, 8, 9, 10,
+                         11,   12,   13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -100};
+  std::memcpy(b.qs, qs, 32);
+  float y[32];
+  dequantize_row(GgmlType::Q8_0, &b, y, 32);
+  for (int i = 0; i < 32; ++i) CHECK(y[i] == 0.5f * qs[i]);
+  CHECK(y[0] == -64.0f);
+  CHECK(y[7] == 63.5f);
+}
+
+TEST_CASE("K-quant 6-bit scales and mins unpack for j < 4 and j >= 4") {
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    unpack_scale_min_k4(kScaleBytes, j, sc, m);
+    INFO("j = " << j);
+    CHECK(sc == kSc[j]);
+    CHECK(m == kMin[j]);
+  }
+  uint8_t packed[12];
+  pack_scale_min_k4(kSc, kMin, packed);
+  CHECK(std::memcmp(packed, kScaleBytes, 12) == 0);
+  // Every 6-bit value in every slot survives pack -> unpack.
+  for (int v = 0; v < 64; ++v) {
+    for (int slot = 0; slot < 8; ++slot) {
+      uint8_t sc[8] = {}, m[8] = {};
+      sc[slot] = static_cast<uint8_t>(v);
+      m[slot] = static_cast<uint8_t>(63 - v);
+      pack_scale_min_k4(sc, m, packed);
+      for (int j = 0; j < 8; ++j) {
+        uint8_t s2, m2;
+        unpack_scale_min_k4(packed, j, s2, m2);
+        REQUIRE(s2 == sc[j]);
+        REQUIRE(m2 == m[j]);
+      }
+    }
+  }
+}
+
+TEST_CASE("Q4_K block: nibble order and scale/min per 32-element sub-block") {
+  BlockQ4_K b{};
+  b.d = 0x3c00;     // 1.0
+  b.dmin = 0x3800;  // 0.5
+  std::memcpy(b.scales, kScaleBytes, 12);
+  for (int i = 0; i < 128; ++i) b.qs[i] = static_cast<uint8_t>(i * 37 + 11);
+  b.qs[0] = 0x2a;    // value 0 gets 10, value 32 gets 2
+  b.qs[101] = 0xf0;  // value 192+5 gets 0, value 224+5 gets 15
+  float y[256];
+  dequantize_row(GgmlType::Q4_K, &b, y, 256);
+  // Literal spot checks: y = 1.0 * sc * q - 0.5 * m.
+  CHECK(y[0] == 1 * 10 - 2.5f);
+  CHECK(y[32] == 2 * 2 - 3.0f);
+  CHECK(y[197] == 50 * 0 - 0.0f);
+  CHECK(y[229] == 63 * 15 - 31.5f);
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    const int j = e / 32;
+    CHECK(y[e] == static_cast<float>(kSc[j] * q4k_quant(b, e)) - 0.5f * kMin[j]);
+  }
+}
+
+TEST_CASE("Q5_K block: fifth bit from qh[l] bit 2g (first 32 of a group) and 2g+1 (next 32)") {
+  BlockQ5_K b{};
+  b.d = 0x3c00;     // 1.0
+  b.dmin = 0x3400;  // 0.25
+  std::memcpy(b.scales, kScaleBytes, 12);
+  for (int l = 0; l < 32; ++l) b.qh[l] = static_cast<uint8_t>(1u << (l % 8));
+  for (int i = 0; i < 128; ++i) b.qs[i] = static_cast<uint8_t>(i * 53 + 5);
+  b.qs[3] = 0x00;   // values 3 and 35
+  b.qs[35] = 0x97;  // values 64+3 (low 7) and 96+3 (high 9)
+  float y[256];
+  dequantize_row(GgmlType::Q5_K, &b, y, 256);
+  // qh[3] = 0x08: only bit 3 = 2*1 + 1, i.e. the second 32 of group 1.
+  CHECK(y[3] == 1 * 0 - 0.25f * 5);
+  CHECK(y[35] == 2 * 0 - 0.25f * 6);
+  CHECK(y[67] == 3 * 7 - 0.25f * 7);
+  CHECK(y[99] == 4 * (9 + 16) - 0.25f * 8);
+  // qh[4] = 0x10: bit 4 = 2*2, the first 32 of group 2 (value 128 + 4).
+  CHECK(q5k_quant(b, 132) >= 16);
+  CHECK(q5k_quant(b, 4) < 16);
+  CHECK(q5k_quant(b, 164) < 16);
+  int high = 0;
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    const int j = e / 32;
+    high += q5k_quant(b, e) >= 16;
+    CHECK(y[e] == static_cast<float>(kSc[j] * q5k_quant(b, e)) - 0.25f * kMin[j]);
+  }
+  CHECK(high == 32);  // each qh byte has exactly one bit set
+}
+
+TEST_CASE("Q6_K block: ql/qh ordering and one int8 scale per 16 elements") {
+  BlockQ6_K b{};
+  b.d = 0x3800;  // 0.5
+  for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(j * 9 - 70);
+  for (int i = 0; i < 128; ++i) b.ql[i] = static_cast<uint8_t>(i * 29 + 7);
+  for (int i = 0; i < 64; ++i) b.qh[i] = static_cast<uint8_t>(i * 71 + 3);
+  b.ql[0] = 0x21;   // low bits: value 0 -> 1, value 64 -> 2
+  b.ql[32] = 0x43;  // value 32 -> 3, value 96 -> 4
+  b.qh[0] = 0xe4;   // high bits (2 each, from bit 0): values 0, 32, 64, 96 -> 0, 1, 2, 3
+  b.ql[64 + 5] = 0xff;  // second half: values 128+5 and 192+5 low bits 15
+  b.qh[32 + 5] = 0x33;  // values 133, 165, 197, 229 high bits 3, 0, 3, 0
+  float y[256];
+  dequantize_row(GgmlType::Q6_K, &b, y, 256);
+  // y = 0.5 * scale[e/16] * (q - 32); scales: e=0 -> -70, 32 -> -52, 64 -> -34, 96 -> -16.
+  CHECK(y[0] == 0.5f * -70 * (1 - 32));
+  CHECK(y[32] == 0.5f * -52 * ((3 | 1 << 4) - 32));
+  CHECK(y[64] == 0.5f * -34 * ((2 | 2 << 4) - 32));
+  CHECK(y[96] == 0.5f * -16 * ((4 | 3 << 4) - 32));
+  CHECK(q6k_quant(b, 133) == 63 - 32);
+  CHECK(q6k_quant(b, 197) == 63 - 32);
+  CHECK(y[133] == 0.5f * (8 * 9 - 70) * 31);
+  CHECK(y[197] == 0.5f * (12 * 9 - 70) * 31);
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    CHECK(y[e] == 0.5f * static_cast<float>(b.scales[e / 16]) * static_cast<float>(q6k_quant(b, e)));
+  }
+}
+
+TEST_CASE("multi-block rows dequantize block after block") {
+  std::vector<BlockQ8_0> q(3);
+  for (int i = 0; i < 3; ++i) {
+    q[i].d = f32_to_fp16(static_cast<float>(i + 1));
+    for (int l = 0; l < 32; ++l) q[i].qs[l] = static_cast<int8_t>(l - 16);
+  }
+  std::vector<float> y(96);
+  dequantize_row(GgmlType::Q8_0, q.data(), y.data(), 96);
+  for (int e = 0; e < 96; ++e) CHECK(y[e] == static_cast<float>((e / 32 + 1) * (e % 32 - 16)));
+
+  std::vector<BlockQ6_K> k(2);
+  std::memset(k.data(), 0, 2 * sizeof(BlockQ6_K));
+  k[1].d = 0x3c00;
+  k[1].scales[15] = 2;
+  k[1].ql[127] = 0xf0;  // value 255 of block 1: low 15, high 0 -> 15 - 32
+  std::vector<float> z(512);
+  dequantize_row(GgmlType::Q6_K, k.data(), z.data(), 512);
+  CHECK(z[511] == 2.0f * (15 - 32));
+  CHECK(z[255] == 0.0f);
+}

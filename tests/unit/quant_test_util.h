@@ -1,0 +1,62 @@
+// Helpers for the quant tests: a seeded RNG and per-element decoders written from the GGUF layout.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
+
+namespace strata::core::testing {
+
+// Catch's --rng-seed when given (v3 always has one), else a fresh one; the
+// test INFOs it so a failure can be replayed with --rng-seed.
+inline uint32_t test_seed() {
+  const uint32_t s = Catch::rngSeed();
+  return s != 0 ? s : std::random_device{}();
+}
+
+inline std::vector<float> gaussian(std::mt19937& rng, size_t n, float sigma = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// a * b rounded to float before it is used: stops the compiler from fusing
+// the test's own a * b + c into an FMA (when -march enables FMA), which
+// would break bit-exact comparisons with the library's unfused order.
+inline float mul(float a, float b) {
+  volatile float p = a * b;
+  return p;
+}
+
+// The integer quant of element e, decoded straight from the description of
+// the layout (element -> byte and bit), independently of the library's
+// unpackers.
+inline int q4k_quant(const BlockQ4_K& b, int e) {
+  const int g = e / 64, w = e % 64;
+  const uint8_t byte = b.qs[32 * g + w % 32];
+  return w < 32 ? (byte & 0x0f) : (byte >> 4);
+}
+
+inline int q5k_quant(const BlockQ5_K& b, int e) {
+  const int g = e / 64, w = e % 64;
+  const uint8_t byte = b.qs[32 * g + w % 32];
+  const int low = w < 32 ? (byte & 0x0f) : (byte >> 4);
+  const int bit = 2 * g + (w < 32 ? 0 : 1);
+  return low | (((b.qh[w % 32] >> bit) & 1) << 4);
+}
+
+// Signed: the stored 6-bit value minus 32.
+inline int q6k_quant(const BlockQ6_K& b, int e) {
+  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t lbyte = b.ql[64 * h + l + 32 * (k & 1)];
+  const int low = k < 2 ? (lbyte & 0x0f) : (lbyte >> 4);
+  const int high = (b.qh[32 * h + l] >> (2 * k)) & 3;
+  return (low | (high << 4)) - 32;
+}
+
+}  // namespace strata::core::testing
