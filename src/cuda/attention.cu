@@ -99,6 +99,7 @@ void run(const Params& p, core::KvType type, int R, cudaStream_t stream) {
 
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                       int32_t pos0, float scale, float* out, cudaStream_t stream) {
+  require_stream(stream, "attention_prompt");
   Params p = make_params("attention_prompt", q, k, v, n_head, scale, out);
   require(T >= 0 && pos0 >= 0 && pos0 + T <= k.n_ctx, "attention_prompt", "T >= 0, pos0 >= 0, pos0 + T <= n_ctx",
           {{"T", T}, {"pos0", pos0}, {"n_ctx", k.n_ctx}});
@@ -117,6 +118,7 @@ size_t attention_decode_workspace_bytes(int n_head, int head_dim_v) {
 
 void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int32_t n_kv,
                       float scale, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  require_stream(stream, "attention_decode");
   Params p = make_params("attention_decode", q, k, v, n_head, scale, out);
   require(n_kv >= 1 && n_kv <= k.n_ctx, "attention_decode", "1 <= n_kv <= n_ctx", {{"n_kv", n_kv}, {"n_ctx", k.n_ctx}});
   p.T = 1;

@@ -58,6 +58,13 @@ inline void require(bool ok, const char* op, const char* condition, std::initial
     fail_need(STRATA_ERR_INVALID_ARGUMENT, op, condition, values);
 }
 
+// Refuses the legacy default stream (nullptr or cudaStreamLegacy) with
+// Error(STRATA_ERR_INVALID_ARGUMENT): the engine never queues work on it,
+// since it synchronizes with every blocking stream of the device.
+inline void require_stream(cudaStream_t stream, const char* op) {
+  require(stream != nullptr && stream != cudaStreamLegacy, op, "a stream other than the legacy default stream");
+}
+
 }  // namespace strata::cuda
 
 // Checks a CUDA runtime call; throws core::Error on failure (see throw_cuda_error).

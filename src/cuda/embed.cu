@@ -39,6 +39,7 @@ void launch(const void* table, int64_t n_rows, size_t row_bytes, int64_t n_cols,
 
 void get_rows(core::GgmlType type, const void* table, int64_t n_rows, int64_t n_cols, const int32_t* ids, int64_t T,
               float* out, cudaStream_t stream) {
+  require_stream(stream, "get_rows");
   using core::GgmlType;
   const bool known = type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 ||
                      type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q5_K ||

@@ -62,6 +62,7 @@ void check_kv_view(const KvDeviceView& v, const char* op) {
 }
 
 void kv_write(const float* x, const int32_t* pos, int64_t T, const KvDeviceView& cache, cudaStream_t stream) {
+  require_stream(stream, "kv_write");
   check_kv_view(cache, "kv_write");
   require(T >= 0, "kv_write", "T >= 0", {{"T", T}});
   if (T == 0) return;

@@ -76,11 +76,13 @@ void HostBuffer::reset() noexcept {
 }
 
 void copy_async(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  require_stream(stream, "copy_async");
   if (bytes == 0) return;
   STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
 }
 
 void memset_async(void* dst, int value, size_t bytes, cudaStream_t stream) {
+  require_stream(stream, "memset_async");
   if (bytes == 0) return;
   STRATA_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, stream));
 }

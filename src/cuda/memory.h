@@ -85,7 +85,9 @@ class HostBuffer {
   unsigned flags_ = 0;
 };
 
-// Checked cudaMemcpyAsync / cudaMemsetAsync on `stream`; bytes == 0 is a no-op.
+// Checked cudaMemcpyAsync (cudaMemcpyDefault) / cudaMemsetAsync on `stream`;
+// bytes == 0 is a no-op. Like every launcher, they refuse the legacy default
+// stream with Error(STRATA_ERR_INVALID_ARGUMENT).
 void copy_async(void* dst, const void* src, size_t bytes, cudaStream_t stream);
 void memset_async(void* dst, int value, size_t bytes, cudaStream_t stream);
 

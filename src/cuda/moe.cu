@@ -183,6 +183,7 @@ unsigned elementwise_blocks(int64_t n) {
 
 void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::RouterMode mode, int32_t* ids,
                 float* weights, cudaStream_t stream) {
+  require_stream(stream, "route_topk");
   require(T >= 0 && k >= 1 && k <= n_expert && n_expert <= kMaxExperts, "route_topk",
           "T >= 0 and 1 <= k <= n_expert <= 2048", {{"T", T}, {"k", k}, {"n_expert", n_expert}});
   require(mode == RouterMode::SoftmaxTopkNorm || mode == RouterMode::SoftmaxTopk || mode == RouterMode::TopkSoftmax,
@@ -198,6 +199,7 @@ void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+  require_stream(stream, "swiglu");
   require(n >= 0, "swiglu", "n >= 0", {{"n", n}});
   if (n == 0) return;
   swiglu_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(gate, up, out, n);
@@ -206,6 +208,7 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStrea
 
 void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t n, const float* residual,
                  float* out, cudaStream_t stream) {
+  require_stream(stream, "moe_combine");
   require(T >= 0 && k >= 1 && n >= 1, "moe_combine", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
   if (T == 0) return;
   moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, T, k, n, residual, out);
@@ -213,6 +216,7 @@ void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t
 }
 
 void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
+  require_stream(stream, "add");
   require(n >= 0, "add", "n >= 0", {{"n", n}});
   if (n == 0) return;
   add_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(a, b, out, n);
@@ -221,6 +225,7 @@ void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t str
 
 void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t count, int k, float* out,
                  cudaStream_t stream) {
+  require_stream(stream, "gather_rows");
   require(n_cols >= 1 && count >= 0 && count <= INT32_MAX && k >= 1, "gather_rows",
           "n_cols >= 1, 0 <= count < 2^31, k >= 1", {{"n_cols", n_cols}, {"count", count}, {"k", k}});
   if (count == 0) return;
@@ -230,6 +235,7 @@ void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t
 
 void scatter_rows(const float* src, int64_t n_cols, const int32_t* entries, int64_t count, float* dst,
                   cudaStream_t stream) {
+  require_stream(stream, "scatter_rows");
   require(n_cols >= 1 && count >= 0 && count <= INT32_MAX, "scatter_rows", "n_cols >= 1, 0 <= count < 2^31",
           {{"n_cols", n_cols}, {"count", count}});
   if (count == 0) return;

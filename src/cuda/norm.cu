@@ -57,6 +57,7 @@ static __global__ void rmsnorm_block_kernel(const float* x, const float* __restr
 }  // namespace
 
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  require_stream(stream, "rmsnorm");
   require(rows >= 0 && n >= 1, "rmsnorm", "rows >= 0 and n >= 1", {{"rows", rows}, {"n", n}});
   require(rows <= INT32_MAX, "rmsnorm", "rows <= 2^31 - 1", {{"rows", rows}});
   if (rows == 0) return;

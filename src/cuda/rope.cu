@@ -43,6 +43,7 @@ static __global__ void rope_kernel(float* x, const int32_t* __restrict__ pos, in
 
 void rope(float* x, const int32_t* pos, int64_t T, int n_head, int head_dim, int n_rot, float freq_base,
           core::RopeStyle style, cudaStream_t stream) {
+  require_stream(stream, "rope");
   require(T >= 0 && T <= INT32_MAX && n_head >= 1 && n_rot >= 2 && n_rot % 2 == 0 && n_rot <= head_dim, "rope",
           "0 <= T < 2^31, n_head >= 1 and even 0 < n_rot <= head_dim",
           {{"T", T}, {"n_head", n_head}, {"head_dim", head_dim}, {"n_rot", n_rot}});

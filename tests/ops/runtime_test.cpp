@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "cuda/check.h"
 #include "cuda/memory.h"
+#include "cuda/norm.cuh"
 #include "cuda/runtime.h"
 #include "cuda/stream.h"
 #include "ops/ops_util.h"
@@ -137,6 +138,10 @@ TEST_CASE("STRATA_CUDA_CHECK names the error, the call and the place") {
   CHECK(msg.find("cudaSetDevice(-5)") != std::string::npos);
   CHECK(msg.find("runtime_test.cpp") != std::string::npos);
   CHECK(status_of([] { STRATA_CUDA_CHECK(cudaErrorMemoryAllocation); }) == STRATA_ERR_OUT_OF_MEMORY);
+  // Launchers and copies refuse the legacy default stream.
+  float* none = nullptr;
+  CHECK(status_of([&] { cuda::rmsnorm(none, none, none, 1, 8, 1e-6f, nullptr); }) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(status_of([&] { cuda::copy_async(none, none, 4, cudaStreamLegacy); }) == STRATA_ERR_INVALID_ARGUMENT);
   // launch_check on a clean state does not throw.
   CHECK(status_of([] { cuda::launch_check("nothing", test_stream().get()); }) == STRATA_OK);
 }
