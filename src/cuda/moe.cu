@@ -22,6 +22,13 @@ __device__ __forceinline__ bool ranks_before(float v, int id, float ov, int oid)
   return v > ov || (v == ov && id < oid);
 }
 
+// Whether candidate (v, id) should replace the current best (bv, bid), where
+// bid == INT_MAX means none yet: any candidate beats none, so a NaN logit
+// still yields a valid expert id (with a NaN weight) instead of no id.
+__device__ __forceinline__ bool replaces(float v, int id, float bv, int bid) {
+  return id != INT_MAX && (bid == INT_MAX || ranks_before(v, id, bv, bid));
+}
+
 // F32 sum of x[0..n) in ascending order, as the CPU oracle adds.
 __device__ __forceinline__ float sum_ascending(const float* x, int n) {
   float s = 0.0f;
@@ -76,7 +83,7 @@ static __global__ void route_topk_kernel(const float* __restrict__ logits, int64
     float bv = -INFINITY;
     int bid = INT_MAX;
     for (int i = lane; i < n_expert; i += kWarp) {
-      if (!taken[i] && ranks_before(p[i], i, bv, bid)) {
+      if (!taken[i] && replaces(p[i], i, bv, bid)) {
         bv = p[i];
         bid = i;
       }
@@ -85,7 +92,7 @@ static __global__ void route_topk_kernel(const float* __restrict__ logits, int64
     for (int o = kWarp / 2; o > 0; o >>= 1) {
       const float ov = __shfl_xor_sync(kFullMask, bv, o);
       const int oid = __shfl_xor_sync(kFullMask, bid, o);
-      if (ranks_before(ov, oid, bv, bid)) {
+      if (replaces(ov, oid, bv, bid)) {
         bv = ov;
         bid = oid;
       }
