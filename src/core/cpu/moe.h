@@ -1,0 +1,86 @@
+// CPU reference MoE step: executes a RowTable's expert groups (SwiGLU experts) and combines per token in slot order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/quant.h"
+
+namespace strata::prefill {
+struct RowTable;
+}
+namespace strata::core {
+class ThreadPool;
+}
+
+namespace strata::core::cpu {
+
+// One 3-D expert tensor of a GGUF file, [n_in, n_out, n_expert] (ne0 = n_in is
+// the row length): expert e's n_out x n_in matrix starts at base + e * stride.
+struct ExpertTensor {
+  GgmlType type = GgmlType::F32;
+  const uint8_t* base = nullptr;
+  size_t stride = 0;  // row_size(type, n_in) * n_out
+  int64_t n_in = 0;
+  int64_t n_out = 0;
+
+  const uint8_t* expert(int e) const { return base + static_cast<size_t>(e) * stride; }
+  size_t row_bytes() const { return stride / static_cast<size_t>(n_out); }
+};
+
+// The routed experts of one layer. Borrowed pointers: valid while the model's
+// mapping lives.
+struct MoeWeights {
+  ExpertTensor gate, up;  // [n_embd, n_ff, n_expert]
+  ExpertTensor down;      // [n_ff, n_embd, n_expert]
+  int64_t n_embd = 0;
+  int64_t n_ff = 0;
+  int32_t n_expert = 0;
+
+  // From three tensors laid out as in GGUF. Throws
+  // Error(STRATA_ERR_INVALID_ARGUMENT) when shapes disagree with each other
+  // or a pointer is null, and what row_size throws for a bad row length.
+  static MoeWeights make(GgmlType gate_type, const void* gate, GgmlType up_type, const void* up, GgmlType down_type,
+                         const void* down, int64_t n_embd, int64_t n_ff, int32_t n_expert);
+  // The same from any tensor description with .type, .data and .ne[0..2]
+  // (the model's TensorRef), checking that gate and up are [n_embd, n_ff, E]
+  // and down is [n_ff, n_embd, E].
+  template <typename Tensor>
+  static MoeWeights of(const Tensor& gate, const Tensor& up, const Tensor& down) {
+    check_shapes(gate.ne[0], gate.ne[1], gate.ne[2], up.ne[0], up.ne[1], up.ne[2], down.ne[0], down.ne[1],
+                 down.ne[2]);
+    return make(gate.type, gate.data, up.type, up.data, down.type, down.data, gate.ne[0], gate.ne[1],
+                static_cast<int32_t>(gate.ne[2]));
+  }
+
+ private:
+  static void check_shapes(int64_t g0, int64_t g1, int64_t g2, int64_t u0, int64_t u1, int64_t u2, int64_t d0,
+                           int64_t d1, int64_t d2);
+};
+
+// One expert on one row, the computation moe_forward performs per (token,
+// slot): x (n_embd floats) is prepared for gate's and up's types as matvec_q
+// does (Q8A for quantized weights); g = gate_e · x, u = up_e · x; h =
+// swiglu(g, u) (F32, n_ff); h is prepared for down's type the same way; y =
+// down_e · h (n_embd floats). If h_out is not null it receives h (for tests).
+void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float* h_out = nullptr);
+
+// The MoE step of a chunk of table.n_tokens tokens:
+//   Y[t] = sum over slot = 0..k-1, in that order, of topk_weights[t][slot] *
+//          expert_ffn(expert of (t, slot), X[t])
+// accumulated in F32 starting from 0. X and Y are [T][n_embd] (X already
+// normed; Y may not alias X), topk_weights is [T][k]. Rows run expert group by
+// expert group in table.active order, spread over pool (nullptr: caller only).
+// Because each (token, slot) row is computed alone and combined in fixed slot
+// order, the result is bit-identical for any chunking of the tokens and any
+// thread count. Throws Error(STRATA_ERR_INVALID_ARGUMENT) when the table's
+// n_expert differs from the weights'.
+void moe_forward(const MoeWeights& w, const float* X, const prefill::RowTable& table, const float* topk_weights,
+                 float* Y, ThreadPool* pool);
+
+// moe_forward for one token (decode): ids and weights are its k router
+// choices. Equal, bit for bit, to moe_forward with a one-token table.
+void moe_forward_token(const MoeWeights& w, const float* x, const int32_t* ids, const float* weights, int k, float* y,
+                       ThreadPool* pool);
+
+}  // namespace strata::core::cpu
