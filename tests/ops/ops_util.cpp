@@ -46,7 +46,10 @@ std::string mismatches(const float* got, const float* want, size_t n, Tol tol,
       char buf[160];
       std::snprintf(buf, sizeof buf, "\n  [%zu] got %.9g want %.9g (err %.3g > %.3g)", i, g, w, err, bound);
       first += buf;
-      if (what) first += " " + what(i);
+      if (what) {
+        first += ' ';  // appended in two steps: GCC 12 warns (falsely, -Wrestrict) about " " + string
+        first += what(i);
+      }
     }
     ++bad;
   }
