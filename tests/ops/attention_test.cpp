@@ -165,6 +165,7 @@ TEST_CASE("attention_prompt matches cpu::attention_row, causal, GQA, F16 and INT
       {4, 4, 64, 64, 5, 66},       // no GQA
       {16, 2, 256, 256, 0, 40},    // largest head dims
       {6, 3, 40, 24, 3, 29},       // odd sizes: scalar loads, masked columns
+      {3, 1, 18, 10, 2, 9},        // head_dim_k not a multiple of 4: padded Q/K columns
       {2, 1, 16, 8, 0, 1},         // one row
   };
   for (KvType type : {KvType::F16, KvType::Int8}) {
