@@ -45,15 +45,20 @@
 // would otherwise ask for more than every token for the hottest expert).
 // Z = 0 gives beta = 0: uniform routing.
 //
+// Measured (tests/unit/synth_test.cpp, and by hand on 30B shapes): with a
+// CPU forward of random tokens every layer's expert shares stay near these
+// targets, through 24 layers of tiny and 48 of qwen3-30b-a3b.
+//
 // Values come from a counter-based generator keyed by (seed, tensor index,
-// row, column), so the bytes never depend on thread count or order; rows are
-// generated and quantized straight into the mapped output file, never as a
-// whole float tensor.
+// row): five Gaussian values per 64-bit hash, looked up in a 4096-level
+// quantile table, so the bytes never depend on thread count or order. Rows
+// are generated and quantized straight into the mapped output file, never as
+// a whole float tensor. Rows that are not whole blocks of the asked K-quant
+// (tiny's 128-wide expert down rows) are stored as Q8_0.
 #include "core/synth.h"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>

@@ -14,7 +14,9 @@
 #include "catch.hpp"
 #include "core/error.h"
 #include "core/gguf.h"
+#include "core/model.h"
 #include "core/quant.h"
+#include "core/session.h"
 #include "core/synth.h"
 #include "core/vocab_gguf.h"
 
@@ -170,7 +172,7 @@ TEST_CASE("synth: the file holds the model's rows, quantized") {
   CHECK(bytes == m.data_bytes());
 }
 
-TEST_CASE("synth: same seed gives the same bytes; thread count does not matter") {
+TEST_CASE("synth: same seed gives the same bytes, and so does another thread count") {
   ScratchDir tmp("determinism");
   SynthParams p = tiny(2);
   p.n_threads = 1;
@@ -324,7 +326,58 @@ TEST_CASE("synth: router skew gives the target expert shares at a layer's router
   }
 }
 
-TEST_CASE("synth: progress reports bytes; returning false aborts and leaves no file") {
+TEST_CASE("synth: routing stays spread through every layer of a deep model (CPU forward)") {
+  // The failure this guards against: hidden states of different tokens
+  // converge with depth and every router picks the same experts. The per-layer
+  // steps shrink with depth (D / sqrt(2L)), so a deep tiny model is the test.
+  ScratchDir tmp("deep");
+  for (const float skew : {1.0f, 0.0f}) {
+    INFO("skew " << skew);
+    SynthParams p = tiny(24);
+    p.router_skew = skew;
+    p.seed = 7;
+    write_synthetic_model(p, tmp.file("deep.gguf"));
+    ModelOptions mo;
+    mo.devices = "cpu";
+    mo.n_threads = 2;
+    const auto model = Model::load(tmp.file("deep.gguf"), mo);
+    SessionOptions so;
+    so.n_ctx = 512;
+    Session session(model, so);
+    // Distinct random tokens: repeated words of a real text would skew the
+    // shares by themselves.
+    std::vector<int32_t> tokens;
+    uint32_t x = 1;
+    for (int i = 0; i < 256; ++i) {
+      x = x * 1664525u + 1013904223u;
+      tokens.push_back(int32_t((x >> 8) % 509));
+    }
+    session.prompt(tokens);
+    // Sane activations: finite logits of std ~2 (output std 2/sqrt(n) on a unit-RMS state).
+    double sum = 0, sq = 0;
+    for (float l : session.logits()) {
+      REQUIRE(std::isfinite(l));
+      sum += l, sq += double(l) * l;
+    }
+    const double n = double(session.logits().size());
+    CHECK(std::sqrt(sq / n - (sum / n) * (sum / n)) == Catch::Approx(2.0).epsilon(0.3));
+
+    const std::vector<double> target = synth_target_shares(8, 2, skew);
+    const std::vector<uint64_t>& counts = session.expert_counts();
+    REQUIRE(counts.size() == 24 * 8);
+    for (int layer = 0; layer < 24; ++layer) {
+      INFO("layer " << layer);
+      std::vector<double> share(8);
+      for (int e = 0; e < 8; ++e) share[size_t(e)] = double(counts[size_t(layer * 8 + e)]) / double(tokens.size() * 2);
+      std::sort(share.begin(), share.end(), std::greater<>());
+      CHECK(share[0] < target[0] + 0.1);            // no expert takes (nearly) every token
+      CHECK(share[0] + share[1] < target[0] + target[1] + 0.12);
+      CHECK(share[7] > target[7] / 3);              // and none is starved
+    }
+  }
+}
+
+TEST_CASE("synth: progress reports bytes, and returning false aborts and leaves no file") {
   ScratchDir tmp("progress");
   SynthParams p = tiny(2);
   std::vector<std::pair<uint64_t, uint64_t>> calls;
