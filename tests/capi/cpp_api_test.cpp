@@ -2,23 +2,31 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 #include "catch.hpp"
 #include "strata/strata.hpp"
 
 namespace {
 
-const std::string& tiny_model() {
-  static const std::string path = [] {
-    const auto p = std::filesystem::temp_directory_path() / "strata-cpp-api-tiny.gguf";
+// A model file of this process (ctest runs test cases as parallel processes), removed at exit.
+struct TempModel {
+  std::string path;
+  TempModel() {
+    path = (std::filesystem::temp_directory_path() / ("strata-cpp-api-tiny-" + std::to_string(::getpid()) + ".gguf"))
+               .string();
     strata_synth_params sp;
     strata_synth_params_init(&sp);
     sp.n_layer = 2;
     sp.seed = 5;
-    strata::detail::check(strata_synth_write(&sp, p.c_str()));
-    return p.string();
-  }();
-  return path;
+    strata::detail::check(strata_synth_write(&sp, path.c_str()));
+  }
+  ~TempModel() { std::filesystem::remove(path); }
+};
+
+const std::string& tiny_model() {
+  static const TempModel model;
+  return model.path;
 }
 
 struct Trace {

@@ -42,7 +42,7 @@ TEST_CASE("get_rows dequantizes table rows exactly as core::dequantize_row") {
   }
 }
 
-TEST_CASE("get_rows: an id outside the table gives NaN; unsupported types and shapes throw") {
+TEST_CASE("get_rows: an id outside the table gives NaN, and unsupported types and shapes throw") {
   const int64_t n_cols = 32;
   const std::vector<float> table(2 * n_cols, 1.0f);
   const std::vector<int32_t> ids = {1, 2, -1, 0};

@@ -110,7 +110,7 @@ TEST_CASE("swiglu matches cpu::swiglu, also in place") {
 
 // Tolerance: bit-exact. Combine and add are the CPU's F32 operations in the
 // CPU's order (slot 0..k-1 from 0, then the residual), without FMA.
-TEST_CASE("moe_combine sums slots in order and adds the residual; add is exact") {
+TEST_CASE("moe_combine sums slots in order and adds the residual, and add is exact") {
   test::Rng rng = test::rng_for(800);
   const int T = 5, k = 8;
   const int64_t n = 2048 + 3;

@@ -133,7 +133,7 @@ TEST_CASE("rope neox and norm match float64, including large positions and parti
   }
 }
 
-TEST_CASE("rope: the two modes pair different elements; position 0 is the identity") {
+TEST_CASE("rope: the two modes pair different elements, and position 0 is the identity") {
   // head_dim 4, n_rot 4, pos 1, base 1: theta = 1 for both pairs.
   const std::vector<float> x = {1, 2, 3, 4};
   const float c = std::cos(1.0f), s = std::sin(1.0f);

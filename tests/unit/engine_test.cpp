@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 #include "catch.hpp"
 #include "core/error.h"
@@ -13,17 +14,24 @@ using namespace strata::core;
 
 namespace {
 
-std::string tiny_model_path() {
-  static const std::string path = [] {
-    const auto p = std::filesystem::temp_directory_path() / "strata-engine-tiny.gguf";
+// A model file of this process (ctest runs test cases as parallel processes), removed at exit.
+struct TempModel {
+  std::string path;
+  TempModel() {
+    path = (std::filesystem::temp_directory_path() / ("strata-engine-tiny-" + std::to_string(::getpid()) + ".gguf"))
+               .string();
     SynthParams sp;
     sp.shape = "tiny";
     sp.n_layer = 3;
     sp.seed = 42;
-    write_synthetic_model(sp, p.string());
-    return p.string();
-  }();
-  return path;
+    write_synthetic_model(sp, path);
+  }
+  ~TempModel() { std::filesystem::remove(path); }
+};
+
+const std::string& tiny_model_path() {
+  static const TempModel model;
+  return model.path;
 }
 
 std::shared_ptr<const Model> load(int n_threads = 2) {

@@ -65,7 +65,7 @@ TEST_CASE("top-k, top-p and min-p cut the candidate set") {
   CHECK(m.size() == 2);
 }
 
-TEST_CASE("the same seed gives the same tokens; another seed differs") {
+TEST_CASE("the same seed gives the same tokens, and another seed differs") {
   std::vector<float> logits(100);
   for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(static_cast<float>(i));
   auto draw = [&](uint64_t seed) {

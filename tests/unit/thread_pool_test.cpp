@@ -59,7 +59,7 @@ TEST_CASE("parallel_for with n <= 0 calls nothing") {
   CHECK(calls == 0);
 }
 
-TEST_CASE("one thread runs inline on the caller; N threads use N distinct threads") {
+TEST_CASE("one thread runs inline on the caller, and N threads use N distinct threads") {
   const auto caller = std::this_thread::get_id();
   ThreadPool one(1);
   one.parallel_for(10, [&](int64_t b, int64_t e) {

@@ -114,7 +114,7 @@ TEST_CASE("bpe: pre-tokens are merged separately and spaces are Ġ") {
   CHECK(t.decode(t.encode("ab ab", false)) == "ab ab");
 }
 
-TEST_CASE("bpe: added tokens, longest first; control only with parse_special") {
+TEST_CASE("bpe: added tokens, longest first, and control only with parse_special") {
   Vocab v = small_vocab({"<c>", "<c>x", "<u>"}, {});
   v.token_types[256] = kTokenControl;
   v.token_types[257] = kTokenControl;
