@@ -1,11 +1,11 @@
 // Byte-size parsing, GiB formatting and checked size arithmetic.
 #include "core/bytes.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -66,8 +66,10 @@ uint64_t parse_byte_size(std::string_view text) {
   bool too_big = false;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
     const uint64_t d = static_cast<uint64_t>(s[i] - '0');
-    if (whole > (UINT64_MAX - d) / 10) too_big = true;
-    else whole = whole * 10 + d;
+    if (whole > (UINT64_MAX - d) / 10)
+      too_big = true;
+    else
+      whole = whole * 10 + d;
     ++i, ++digits;
   }
   double frac = 0, scale = 1;
@@ -86,8 +88,8 @@ uint64_t parse_byte_size(std::string_view text) {
   for (; i < s.size(); ++i) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
   uint64_t factor = 0;
   if (!find_unit(unit, &factor)) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "size '{}': unknown unit '{}' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)",
-         text, unit);
+    fail(STRATA_ERR_INVALID_ARGUMENT, "size '{}': unknown unit '{}' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", text,
+         unit);
   }
   // The fraction of one unit is below factor <= 2^40, so the double is exact
   // enough and its floor fits.
@@ -98,9 +100,7 @@ uint64_t parse_byte_size(std::string_view text) {
   return whole * factor + part;
 }
 
-std::string format_gib(uint64_t bytes) {
-  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
-}
+std::string format_gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0); }
 
 uint64_t align_up(uint64_t n, uint64_t align) {
   if (align == 0 || (align & (align - 1)) != 0) {

@@ -33,8 +33,10 @@ LayerSplit parse_layer_split(std::string_view text) {
     int64_t n = 0;
     bool ok = !field.empty();
     for (char c : field) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) ok = false;
-      else if ((n = n * 10 + (c - '0')) > INT32_MAX) ok = false;
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        ok = false;
+      else if ((n = n * 10 + (c - '0')) > INT32_MAX)
+        ok = false;
       if (!ok) break;
     }
     if (!ok || n == 0) {
@@ -166,9 +168,9 @@ void check_fit(const PartitionPlan& plan, const std::string& what) {
   fail(STRATA_ERR_OUT_OF_MEMORY,
        "{}: stage {} (device {}, layers {}-{}) needs {} (embedding/head {} + layers {} + prompt buffers and ring {}) "
        "but its budget is {}: {} short",
-       what, worst->device, worst->device, worst->first_layer, worst->end_layer() - 1, format_gib(worst->needed_bytes()),
-       format_gib(worst->fixed_bytes), format_gib(worst->layer_bytes), format_gib(worst->reserve_bytes),
-       format_gib(worst->budget), format_gib(worst->needed_bytes() - worst->budget));
+       what, worst->device, worst->device, worst->first_layer, worst->end_layer() - 1,
+       format_gib(worst->needed_bytes()), format_gib(worst->fixed_bytes), format_gib(worst->layer_bytes),
+       format_gib(worst->reserve_bytes), format_gib(worst->budget), format_gib(worst->needed_bytes() - worst->budget));
 }
 
 void check_input(const PartitionInput& in) {
@@ -245,7 +247,8 @@ PartitionPlan plan_partition(const PartitionInput& in) {
       const StagePlan p = layers.stage(s, a, b);
       return fits(p) ? 0.0 : static_cast<double>(p.needed_bytes() - p.budget);
     });
-    check_fit(make_plan(layers, closest), "layer split auto: no split fits (closest: " + describe_counts(closest) + ")");
+    check_fit(make_plan(layers, closest),
+              "layer split auto: no split fits (closest: " + describe_counts(closest) + ")");
     fail(STRATA_ERR_INTERNAL, "layer split auto: no split fits, yet the closest one does");
   }
   // Second pass: within the best largest time, spread bytes in proportion to

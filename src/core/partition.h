@@ -44,8 +44,8 @@ struct PartitionInput {
   // Per layer, seconds of compute for a reference chunk on a speed-1 device
   // (cost.h: layer_compute_s). Empty = unknown: stages then balance on bytes.
   std::vector<double> layer_compute;
-  uint64_t embd_bytes = 0;  // token embedding: on the first stage
-  uint64_t head_bytes = 0;  // output norm and head: on the last stage (a tied head still needs its copy there)
+  uint64_t embd_bytes = 0;           // token embedding: on the first stage
+  uint64_t head_bytes = 0;           // output norm and head: on the last stage (a tied head still needs its copy there)
   std::vector<StageDevice> devices;  // logical devices in stage order
   LayerSplit split;
 };
@@ -57,9 +57,9 @@ struct StagePlan {
   int32_t n_layers = 0;
   bool has_embd = false;
   bool has_head = false;
-  uint64_t fixed_bytes = 0;     // embedding and/or head held here
-  uint64_t layer_bytes = 0;     // sum of its layers' layer_bytes
-  uint64_t expert_bytes = 0;    // sum of its layers' expert bytes
+  uint64_t fixed_bytes = 0;   // embedding and/or head held here
+  uint64_t layer_bytes = 0;   // sum of its layers' layer_bytes
+  uint64_t expert_bytes = 0;  // sum of its layers' expert bytes
   uint64_t reserve_bytes = 0;
   uint64_t budget = 0;
   uint64_t resident_room = 0;   // budget - reserve - fixed - layer_bytes: what resident experts may take

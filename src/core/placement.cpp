@@ -140,8 +140,8 @@ PlacementPlan plan_placement(const PlacementInput& in) {
            format_gib(p.dense_bytes), format_gib(p.kv_bytes), format_gib(p.prompt_bytes), min_slots,
            format_gib(p.slot_bytes));
     }
-    const int32_t cap = in.max_slots > 0 ? in.max_slots
-                                         : std::max(in.min_slots, static_cast<int32_t>(2 * max_per_layer));
+    const int32_t cap =
+        in.max_slots > 0 ? in.max_slots : std::max(in.min_slots, static_cast<int32_t>(2 * max_per_layer));
     const int32_t wanted = std::clamp(std::max(in.ring_slots_wanted, in.min_slots), in.min_slots, cap);
     const uint64_t extra_fit = (in.budget - need) / p.slot_bytes;
     p.ring_slots = in.min_slots + static_cast<int32_t>(std::min<uint64_t>(extra_fit, wanted - in.min_slots));

@@ -31,9 +31,9 @@ struct PlacementInput {
   // Ring slots hold any blob, so a slot is the largest blob rounded up to
   // slot_align; 0 means exactly that (a bigger value is allowed, not a smaller).
   uint64_t slot_bytes = 0;
-  int32_t min_slots = 3;           // the ring cannot overlap copy and compute with fewer
-  int32_t ring_slots_wanted = 0;   // depth to reserve before residents (cost::choose_ring_depth); 0 = min_slots
-  int32_t max_slots = 0;           // cap on the depth; 0 = two layers' worth (2 x the most experts of a layer)
+  int32_t min_slots = 3;          // the ring cannot overlap copy and compute with fewer
+  int32_t ring_slots_wanted = 0;  // depth to reserve before residents (cost::choose_ring_depth); 0 = min_slots
+  int32_t max_slots = 0;          // cap on the depth; 0 = two layers' worth (2 x the most experts of a layer)
 
   uint64_t budget = 0;  // the device's VRAM budget, already resolved (bytes)
 
@@ -59,13 +59,13 @@ struct PlacementPlan {
   // every layer, then expert 1 of every layer, ... so any prefix spreads
   // residency over the layers as evenly as their expert counts allow.
   std::vector<ExpertRef> rank;
-  std::vector<uint8_t> resident;            // flat: 1 = in VRAM for the session's lifetime
-  std::vector<uint64_t> resident_offset;    // flat: offset in the resident pool (slot_align), or UINT64_MAX
-  std::vector<uint64_t> arena_offset;       // flat: offset in the pinned host arena (arena_align), or UINT64_MAX
-  std::vector<ExpertRef> streamed;          // non-resident experts in (layer, expert) order: the long-chunk ring order
+  std::vector<uint8_t> resident;          // flat: 1 = in VRAM for the session's lifetime
+  std::vector<uint64_t> resident_offset;  // flat: offset in the resident pool (slot_align), or UINT64_MAX
+  std::vector<uint64_t> arena_offset;     // flat: offset in the pinned host arena (arena_align), or UINT64_MAX
+  std::vector<ExpertRef> streamed;        // non-resident experts in (layer, expert) order: the long-chunk ring order
 
-  int32_t ring_slots = 0;  // 0 when nothing streams, else in [min_slots, max_slots]
-  uint64_t slot_bytes = 0; // one slot (aligned); the ring takes ring_slots * slot_bytes
+  int32_t ring_slots = 0;   // 0 when nothing streams, else in [min_slots, max_slots]
+  uint64_t slot_bytes = 0;  // one slot (aligned); the ring takes ring_slots * slot_bytes
 
   // Bytes by category. Device: fixed + dense + kv + prompt + ring + resident
   // = device_bytes <= budget. Host: arena_bytes (pinned, with alignment gaps).

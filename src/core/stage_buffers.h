@@ -9,7 +9,7 @@ namespace strata::core {
 
 // What sizes the prompt buffers of a stage.
 struct BufferShape {
-  int64_t chunk = 0;     // tokens per prompt chunk (T)
+  int64_t chunk = 0;  // tokens per prompt chunk (T)
   int64_t n_embd = 0;
   int64_t n_ff_exp = 0;  // hidden size of one routed expert
   int32_t k = 0;         // experts per token

@@ -20,8 +20,8 @@ PieceBounds handoff_piece(int64_t n_rows, int pieces, int i) {
 
 int resolve_peer_pieces(int64_t setting) {
   if (setting < 0 || setting > 1024) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "peer_pieces {}: use 0 (off), 1 (on, {} pieces) or a count up to 1024",
-         setting, kDefaultPeerPieces);
+    fail(STRATA_ERR_INVALID_ARGUMENT, "peer_pieces {}: use 0 (off), 1 (on, {} pieces) or a count up to 1024", setting,
+         kDefaultPeerPieces);
   }
   if (setting == 1) return kDefaultPeerPieces;
   return static_cast<int>(setting);

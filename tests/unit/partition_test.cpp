@@ -1,4 +1,6 @@
 // PartitionPlan: 1..8 stages, uneven devices, explicit counts, errors, brute-force optimality; layer_split parsing.
+#include "core/partition.h"
+
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -6,7 +8,6 @@
 
 #include "catch.hpp"
 #include "core/error.h"
-#include "core/partition.h"
 #include "test_random.h"
 
 using strata::core::Error;
@@ -162,7 +163,8 @@ TEST_CASE("partition: auto is optimal against brute force") {
     in.embd_bytes = static_cast<uint64_t>(rng.int_in(0, 100)) << 20;
     in.head_bytes = static_cast<uint64_t>(rng.int_in(0, 100)) << 20;
     for (int d = 0; d < n_dev; ++d) {
-      StageDevice dev{static_cast<uint64_t>(rng.int_in(150, 1500)) << 20, static_cast<uint64_t>(rng.int_in(0, 50)) << 20};
+      StageDevice dev{static_cast<uint64_t>(rng.int_in(150, 1500)) << 20, static_cast<uint64_t>(rng.int_in(0, 50))
+                                                                              << 20};
       dev.link_GBps = rng.int_in(10, 60);
       dev.speed = rng.int_in(1, 4);
       in.devices.push_back(dev);

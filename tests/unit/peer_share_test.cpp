@@ -1,17 +1,18 @@
 // PeerSharePlan: share 0 and 1, residents stay on the primary, rows split exactly, even and deterministic picks.
+#include "prefill/peer_share.h"
+
 #include <algorithm>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/error.h"
-#include "prefill/peer_share.h"
 #include "prefill/row_table.h"
 #include "test_random.h"
 
 using strata::core::Error;
 using strata::prefill::peer_pick;
-using strata::prefill::plan_peer_share;
 using strata::prefill::PeerSharePlan;
+using strata::prefill::plan_peer_share;
 using strata::prefill::RingMode;
 using strata::prefill::RowTable;
 

@@ -1,10 +1,11 @@
 // handoff_piece: exact cover, balance within one row, more pieces than rows, one piece; the option values.
+#include "prefill/pieces.h"
+
 #include <algorithm>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/error.h"
-#include "prefill/pieces.h"
 
 using strata::core::Error;
 using strata::prefill::handoff_piece;

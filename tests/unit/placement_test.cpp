@@ -1,4 +1,6 @@
 // PlacementPlan and byte sizes: fits-all, fits-none, partial, ranking, uniform spread, exact boundaries, errors.
+#include "core/placement.h"
+
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -7,7 +9,6 @@
 #include "catch.hpp"
 #include "core/bytes.h"
 #include "core/error.h"
-#include "core/placement.h"
 
 using strata::core::Error;
 using strata::core::ExpertRef;
@@ -39,8 +40,8 @@ uint64_t base_of(const PlacementInput& in) {
 // Invariants every plan keeps, whatever the input.
 void check_plan(const PlacementInput& in, const PlacementPlan& p) {
   CHECK(p.device_bytes <= in.budget);
-  CHECK(p.device_bytes == p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + p.ring_bytes +
-                              p.resident_bytes);
+  CHECK(p.device_bytes ==
+        p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + p.ring_bytes + p.resident_bytes);
   CHECK(p.ring_bytes == static_cast<uint64_t>(p.ring_slots) * p.slot_bytes);
   CHECK(p.slot_bytes % in.slot_align == 0);
   uint64_t streamed = 0;

@@ -13,9 +13,9 @@ namespace ring_sim {
 // dense[l] (attention, router, grouping: the routing is known at its end)
 // and then the layer's streamed computes in schedule order.
 struct Times {
-  std::vector<double> load;     // [loads]
-  std::vector<double> compute;  // [computes]
-  std::vector<double> dense;    // [layers]
+  std::vector<double> load;        // [loads]
+  std::vector<double> compute;     // [computes]
+  std::vector<double> dense;       // [layers]
   std::vector<double> slot_free0;  // [n_slots]: when each slot's use before this schedule ended (default 0)
   double start = 0;                // when both streams may begin
 };
@@ -43,7 +43,10 @@ inline Timeline simulate(const strata::prefill::RingSchedule& s, const Times& t)
   free0.resize(s.n_slots, t.start);
 
   // Compute stream items: dense of layer l, then its computes.
-  struct Item { bool dense; int index; };
+  struct Item {
+    bool dense;
+    int index;
+  };
   std::vector<Item> cstream;
   for (int l = 0; l < n_layer; ++l) {
     cstream.push_back({true, l});
@@ -58,14 +61,18 @@ inline Timeline simulate(const strata::prefill::RingSchedule& s, const Times& t)
       double ready = copy_free;
       bool ok = true;
       if (ld.wait_compute >= 0) {
-        if (out.compute_end[ld.wait_compute] < 0) ok = false;
-        else ready = std::max(ready, out.compute_end[ld.wait_compute]);
+        if (out.compute_end[ld.wait_compute] < 0)
+          ok = false;
+        else
+          ready = std::max(ready, out.compute_end[ld.wait_compute]);
       } else {
         ready = std::max(ready, free0[ld.slot]);
       }
       if (ld.known_after_layer >= 0) {
-        if (out.dense_end[ld.known_after_layer] < 0) ok = false;
-        else ready = std::max(ready, out.dense_end[ld.known_after_layer]);
+        if (out.dense_end[ld.known_after_layer] < 0)
+          ok = false;
+        else
+          ready = std::max(ready, out.dense_end[ld.known_after_layer]);
       }
       if (ok) {
         out.load_start[li] = ready;

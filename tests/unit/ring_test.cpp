@@ -1,11 +1,12 @@
 // RingSchedule: slot safety under simulated timing, each blob once, long vs short mode, 3 slots, empty layers.
+#include "prefill/ring.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/error.h"
-#include "prefill/ring.h"
 #include "prefill/row_table.h"
 #include "ring_sim.h"
 #include "test_random.h"
