@@ -35,6 +35,14 @@ class Executor {
   virtual uint64_t kv_bytes() const = 0;
 };
 
-std::unique_ptr<Executor> make_cpu_executor(const Model& model, const SessionOptions& options);
+// A backend's per-model state (e.g. weights uploaded to a device); makes one
+// executor per session. Owned by the Model, which outlives it.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual std::unique_ptr<Executor> new_executor(const SessionOptions& options) const = 0;
+};
+
 
 }  // namespace strata::core

@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 
 namespace strata::core {
 
@@ -442,7 +442,7 @@ void GgufFile::parse() {
 
     const uint64_t type_at = c.pos();
     t.type = c.read<uint32_t>("type");
-    const GgufTypeInfo* info = gguf_type_info(t.type);
+    const TypeTraits* info = find_type_traits(t.type);
     if (info == nullptr) c.fail_at(type_at, STRATA_ERR_UNSUPPORTED, "unknown tensor type id {}", t.type);
     if (t.ne[0] % info->block_size != 0) {
       c.fail_at(dims_at, STRATA_ERR_FORMAT, "row length ne[0] = {} is not a multiple of the {} block size {}",

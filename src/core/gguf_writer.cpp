@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 #include "core/mapped_file.h"
 
 namespace strata::core {
@@ -136,7 +136,7 @@ size_t GgufWriter::add(std::string name, const std::vector<int64_t>& dims, uint3
   if (dims.empty() || dims.size() > 4) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "gguf writer: tensor '{}' has {} dims, expected 1..4", name, dims.size());
   }
-  const GgufTypeInfo* info = gguf_type_info(type);
+  const TypeTraits* info = find_type_traits(type);
   if (info == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "gguf writer: tensor '{}' has unknown type {}", name, type);
   Tensor t;
   t.n_dims = static_cast<uint32_t>(dims.size());

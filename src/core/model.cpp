@@ -4,18 +4,18 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/cpu/forward.h"
 #include "core/log.h"
 #include "core/vocab_gguf.h"
+#ifdef STRATA_HAVE_CUDA
+#include "cuda/backend.h"
+#endif
 
 namespace strata::core {
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOptions& options) {
   if (options.n_threads < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "model: n_threads must be >= 0, got {}", options.n_threads);
   std::vector<LogicalDevice> devices = parse_devices(options.devices);
-  for (const LogicalDevice& d : devices)
-    if (!d.is_cpu())
-      fail(STRATA_ERR_UNSUPPORTED, "model: device {} asked for, but the CUDA executor is not part of this version yet; "
-           "use --devices cpu", d.name());
   if (options.devices.empty() && devices.front().is_cpu())
     log_info("no CUDA device found; using the CPU backend");
   if (devices.size() > 1 || !options.layer_split.empty())
@@ -37,9 +37,19 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   m->n_threads_ = options.n_threads > 0 ? options.n_threads
                                         : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 
-  // The CPU backend reads the weights in place from the mapping: nothing to copy.
-  const uint64_t size = m->file_.bytes().size();
-  if (options.progress && !options.progress(size, size)) fail(STRATA_ABORTED, "model: load cancelled");
+  const LogicalDevice& device = m->devices_.front();
+  if (device.is_cpu()) {
+    // The CPU backend reads the weights in place from the mapping: nothing to copy.
+    m->backend_ = make_cpu_backend(*m);
+    const uint64_t size = m->file_.bytes().size();
+    if (options.progress && !options.progress(size, size)) fail(STRATA_ABORTED, "model: load cancelled");
+  } else {
+#ifdef STRATA_HAVE_CUDA
+    m->backend_ = cuda::make_backend(*m, device.ordinal, options.progress);
+#else
+    fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", device.name());
+#endif
+  }
   return m;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/arch.h"
 #include "core/devices.h"
+#include "core/executor.h"
 #include "core/gguf.h"
 #include "core/tokenizer.h"
 #include "core/weights.h"
@@ -38,7 +39,8 @@ class Model {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::vector<LogicalDevice>& devices() const { return devices_; }
   int32_t n_threads() const { return n_threads_; }
-  const char* backend_name() const { return "cpu"; }
+  const Backend& backend() const { return *backend_; }
+  const char* backend_name() const { return backend_->name(); }
 
   // Special ids; -1 when the vocabulary has none.
   int32_t eot_token() const { return eot_; }
@@ -53,6 +55,7 @@ class Model {
   std::vector<LogicalDevice> devices_;
   int32_t n_threads_ = 1;
   int32_t eot_ = -1;
+  std::unique_ptr<Backend> backend_;  // last: destroyed first, it refers to the members above
 };
 
 }  // namespace strata::core

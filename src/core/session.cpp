@@ -26,7 +26,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.chunk_size < 0)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
   if (options_.chunk_size == 0) options_.chunk_size = 2048;
-  executor_ = make_cpu_executor(*model_, options_);
+  executor_ = model_->backend().new_executor(options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
 }
 

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/gguf.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 #include "core/gguf_writer.h"
 #include "gguf_samples.h"
 
@@ -93,7 +93,7 @@ const std::vector<CrossTensor> kCrossTensors = {
     {30, {4, 2, 2, 2}}, {39, {32, 5}}, {23, {512}},   {13, {256, 3}}};
 
 std::string cross_tensor_name(size_t i) {
-  return fmt::format("blk.{}.{}", i, strata::core::gguf_type_name(kCrossTensors[i].type));
+  return fmt::format("blk.{}.{}", i, strata::core::find_type_traits(kCrossTensors[i].type)->name);
 }
 
 GgufWriter crosscheck_writer() {

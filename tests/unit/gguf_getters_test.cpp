@@ -6,7 +6,6 @@
 #include "error_checks.h"
 #include "core/error.h"
 #include "core/gguf.h"
-#include "core/gguf_types.h"
 #include "core/gguf_writer.h"
 
 using strata::core::Error;
@@ -132,30 +131,3 @@ TEST_CASE("GgufValue conversions and rendering") {
   CHECK(strata::core::gguf_value_type_name(static_cast<GgufValueType>(13)) == std::string("unknown"));
 }
 
-TEST_CASE("gguf type table") {
-  using strata::core::gguf_type_info;
-  struct Want {
-    uint32_t id;
-    int64_t block;
-    size_t bytes;
-  };
-  // Sizes from the GGUF block layouts (ggml's block_* structs).
-  for (const Want w : {Want{0, 1, 4}, Want{1, 1, 2}, Want{2, 32, 18}, Want{3, 32, 20}, Want{6, 32, 22},
-                       Want{7, 32, 24}, Want{8, 32, 34}, Want{9, 32, 36}, Want{10, 256, 84}, Want{11, 256, 110},
-                       Want{12, 256, 144}, Want{13, 256, 176}, Want{14, 256, 210}, Want{15, 256, 292},
-                       Want{16, 256, 66}, Want{17, 256, 74}, Want{18, 256, 98}, Want{19, 256, 50},
-                       Want{20, 32, 18}, Want{21, 256, 110}, Want{22, 256, 82}, Want{23, 256, 136},
-                       Want{24, 1, 1}, Want{25, 1, 2}, Want{26, 1, 4}, Want{27, 1, 8}, Want{28, 1, 8},
-                       Want{29, 256, 56}, Want{30, 1, 2}, Want{34, 256, 54}, Want{35, 256, 66},
-                       Want{39, 32, 17}}) {
-    INFO("type " << w.id);
-    const auto* t = gguf_type_info(w.id);
-    REQUIRE(t != nullptr);
-    CHECK(t->id == w.id);
-    CHECK(t->block_size == w.block);
-    CHECK(t->type_size == w.bytes);
-  }
-  for (const uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 40u, 1000u}) CHECK(gguf_type_info(id) == nullptr);
-  CHECK(strata::core::gguf_type_name(12) == std::string("Q4_K"));
-  CHECK(strata::core::gguf_type_name(31) == std::string("unknown"));
-}

@@ -15,7 +15,7 @@
 #include "error_checks.h"
 #include "core/error.h"
 #include "core/gguf.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 #include "core/gguf_writer.h"
 #include "gguf_samples.h"
 

@@ -1,11 +1,12 @@
 // The GGUF test files: writer-made valid samples and the hand-made corrupt set.
+#include <cctype>
 #include "gguf_samples.h"
 
 #include <cstring>
 #include <limits>
 
 #include "core/gguf.h"
-#include "core/gguf_types.h"
+#include "core/quant.h"
 #include "core/gguf_writer.h"
 
 namespace strata::test {
@@ -67,9 +68,11 @@ GgufWriter small_writer(uint32_t version) {
 // Every tensor type the table knows, one block each, plus a 4-D tensor.
 void add_every_tensor_type(GgufWriter& w) {
   for (uint32_t id = 0; id < 64; ++id) {
-    const core::GgufTypeInfo* info = core::gguf_type_info(id);
+    const core::TypeTraits* info = core::find_type_traits(id);
     if (info == nullptr) continue;
-    w.add_tensor(std::string("t.") + info->name, {info->block_size}, id, test_bytes(info->type_size, id));
+    std::string upper = info->name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    w.add_tensor("t." + upper, {info->block_size}, id, test_bytes(info->type_size, id));
   }
   w.add_tensor("t.4d", {2, 3, 1, 2}, kF32, test_bytes(2 * 3 * 2 * 4, 99));
 }

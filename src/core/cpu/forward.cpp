@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu/forward.h"
+
 #include "core/cpu/matmul.h"
 #include "core/cpu/moe.h"
 #include "core/cpu/ops.h"
@@ -31,14 +33,6 @@ class PhaseClock {
  private:
   Clock::time_point last_ = Clock::now();
 };
-
-cpu::RouterMode router_mode(Gating g) {
-  switch (g) {
-    case Gating::SoftmaxTopkNorm: return cpu::RouterMode::SoftmaxTopkNorm;
-    case Gating::TopkSoftmax: return cpu::RouterMode::TopkSoftmax;
-  }
-  return cpu::RouterMode::SoftmaxTopkNorm;
-}
 
 // F32 norm weights as a float pointer (the binder accepts F32/F16/BF16 norms;
 // F16/BF16 ones are converted once per executor).
@@ -164,7 +158,7 @@ class CpuExecutor final : public Executor {
     for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il].ffn, &xn_[t * E], E, c_.rms_eps);
     cpu::matmul_q(l.gate_inp.type, l.gate_inp.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
     for (int64_t t = 0; t < T; ++t)
-      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, router_mode(c_.gating), &ids_[t * k],
+      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, cpu::router_mode_of(c_.gating), &ids_[t * k],
                       &weights_[t * k]);
     clock.tick(times.routing_ms);
 
@@ -190,10 +184,20 @@ class CpuExecutor final : public Executor {
   std::vector<int32_t> ids_;
 };
 
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const Model& model) : model_(model) {}
+  const char* name() const override { return "cpu"; }
+  std::unique_ptr<Executor> new_executor(const SessionOptions& options) const override {
+    return std::make_unique<CpuExecutor>(model_, options);
+  }
+
+ private:
+  const Model& model_;
+};
+
 }  // namespace
 
-std::unique_ptr<Executor> make_cpu_executor(const Model& model, const SessionOptions& options) {
-  return std::make_unique<CpuExecutor>(model, options);
-}
+std::unique_ptr<Backend> make_cpu_backend(const Model& model) { return std::make_unique<CpuBackend>(model); }
 
 }  // namespace strata::core

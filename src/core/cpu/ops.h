@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "core/arch.h"
+
 namespace strata::core {
 struct KvView;
 }
@@ -55,6 +57,11 @@ enum class RouterMode {
   // (mathematically SoftmaxTopkNorm, computed as the architecture defines it).
   TopkSoftmax,
 };
+
+// The router mode an architecture's gating asks for.
+inline RouterMode router_mode_of(Gating g) {
+  return g == Gating::TopkSoftmax ? RouterMode::TopkSoftmax : RouterMode::SoftmaxTopkNorm;
+}
 
 // Picks k of n_expert experts (1 <= k <= n_expert, else
 // Error(STRATA_ERR_INVALID_ARGUMENT); a non-finite logit throws

@@ -1,0 +1,150 @@
+// Attention on the device over a layer's KV cache: flash-style prompt attention and split-K decode attention.
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/attention.cuh"
+#include "cuda/attention_impl.cuh"
+#include "cuda/check.h"
+#include "cuda/common.cuh"
+
+namespace strata::cuda {
+namespace {
+
+using attn::Params;
+
+constexpr int kPromptRowsPerWarp = 8;
+constexpr int kDecodeMinKeysPerSplit = 256;
+constexpr int kDecodeMaxSplits = 32;
+constexpr int kMergeThreads = 128;
+
+// One block per output row: combines the splits' partial sums in ascending
+// split order, each scaled to the common max.
+static __global__ void attention_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_ml,
+                                              float* __restrict__ out, int64_t rows_all, int dv, int n_split) {
+  __shared__ float factor[kDecodeMaxSplits];
+  __shared__ float inv_total;
+  const int64_t row = blockIdx.x;
+  if (threadIdx.x == 0) {
+    float mx = -INFINITY;
+    for (int s = 0; s < n_split; ++s) mx = fmaxf(mx, part_ml[(s * rows_all + row) * 2]);
+    float total = 0.0f;
+    for (int s = 0; s < n_split; ++s) {
+      const float ms = part_ml[(s * rows_all + row) * 2];
+      factor[s] = ms == -INFINITY ? 0.0f : expf(ms - mx);
+      total += part_ml[(s * rows_all + row) * 2 + 1] * factor[s];
+    }
+    inv_total = 1.0f / total;
+  }
+  __syncthreads();
+  for (int col = threadIdx.x; col < dv; col += kMergeThreads) {
+    float acc = 0.0f;
+    for (int s = 0; s < n_split; ++s) acc += factor[s] * part_o[(s * rows_all + row) * dv + col];
+    out[row * dv + col] = acc * inv_total;
+  }
+}
+
+// Smallest power of two >= x.
+int pow2_at_least(int64_t x) {
+  int r = 1;
+  while (r < x) r *= 2;
+  return r;
+}
+
+// Checks the views and fills the shape part of the parameters.
+Params make_params(const char* op, const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head,
+                   float scale, float* out) {
+  check_kv_view(k, op);
+  check_kv_view(v, op);
+  require(k.type == v.type && k.n_ctx == v.n_ctx && k.n_head_kv == v.n_head_kv, op,
+          "K and V views of one type, n_ctx and n_head_kv",
+          {{"k.n_ctx", k.n_ctx}, {"v.n_ctx", v.n_ctx}, {"k.n_head_kv", k.n_head_kv}, {"v.n_head_kv", v.n_head_kv}});
+  require(n_head >= 1 && n_head % k.n_head_kv == 0, op, "n_head a multiple of n_head_kv",
+          {{"n_head", n_head}, {"n_head_kv", k.n_head_kv}});
+  if (k.head_dim > attn::kMaxHeadDim || v.head_dim > attn::kMaxHeadDim) {
+    fail_need(STRATA_ERR_UNSUPPORTED, op, "head dims <= 256", {{"head_dim_k", k.head_dim}, {"head_dim_v", v.head_dim}});
+  }
+  Params p{};
+  p.q = q;
+  p.k = k.data;
+  p.k_scales = k.scales;
+  p.v = v.data;
+  p.v_scales = v.scales;
+  p.out = out;
+  p.n_head = n_head;
+  p.n_head_kv = k.n_head_kv;
+  p.group = n_head / k.n_head_kv;
+  p.dk = k.head_dim;
+  p.dv = v.head_dim;
+  p.scale = scale;
+  const int per_vec = k.type == core::KvType::F16 ? 8 : 16;  // elements of one 16-byte load
+  p.vec_k = k.head_dim % per_vec == 0 && reinterpret_cast<uintptr_t>(k.data) % 16 == 0;
+  p.vec_v = v.head_dim % per_vec == 0 && reinterpret_cast<uintptr_t>(v.data) % 16 == 0;
+  return p;
+}
+
+void run(const Params& p, core::KvType type, int R, cudaStream_t stream) {
+  const int64_t row_tiles = ceil_div(p.T * p.group, static_cast<int64_t>(attn::kWarps) * R);
+  require(row_tiles <= INT32_MAX, "attention", "T * n_head / n_head_kv < 2^31 rows", {{"T", p.T}});
+  const dim3 grid(static_cast<unsigned>(row_tiles), static_cast<unsigned>(p.n_head_kv),
+                  static_cast<unsigned>(p.n_split));
+  const int vpl = pow2_at_least(ceil_div(p.dv, kWarp));
+  if (type == core::KvType::F16) {
+    attn::launch_f16(p, vpl, R, grid, stream);
+  } else {
+    attn::launch_int8(p, vpl, R, grid, stream);
+  }
+}
+
+}  // namespace
+
+void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                      int32_t pos0, float scale, float* out, cudaStream_t stream) {
+  require_stream(stream, "attention_prompt");
+  Params p = make_params("attention_prompt", q, k, v, n_head, scale, out);
+  require(T >= 0 && pos0 >= 0 && pos0 + T <= k.n_ctx, "attention_prompt", "T >= 0, pos0 >= 0, pos0 + T <= n_ctx",
+          {{"T", T}, {"pos0", pos0}, {"n_ctx", k.n_ctx}});
+  if (T == 0) return;
+  p.T = T;
+  p.pos0 = pos0;
+  p.n_split = 1;
+  p.keys_per_split = ceil_div(pos0 + T, attn::kTileKeys) * attn::kTileKeys;
+  run(p, k.type, kPromptRowsPerWarp, stream);
+}
+
+size_t attention_decode_workspace_bytes(int n_head, int head_dim_v) {
+  return static_cast<size_t>(kDecodeMaxSplits) * static_cast<size_t>(n_head) *
+         (static_cast<size_t>(head_dim_v) + 2) * sizeof(float);
+}
+
+void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int32_t n_kv,
+                      float scale, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  require_stream(stream, "attention_decode");
+  Params p = make_params("attention_decode", q, k, v, n_head, scale, out);
+  require(n_kv >= 1 && n_kv <= k.n_ctx, "attention_decode", "1 <= n_kv <= n_ctx", {{"n_kv", n_kv}, {"n_ctx", k.n_ctx}});
+  p.T = 1;
+  p.pos0 = n_kv - 1;
+  // Splits of whole tiles, at least kDecodeMinKeysPerSplit keys, at most
+  // kDecodeMaxSplits of them: a function of n_kv alone.
+  const int64_t per = ceil_div(ceil_div(n_kv, kDecodeMaxSplits), attn::kTileKeys) * attn::kTileKeys;
+  p.keys_per_split = per > kDecodeMinKeysPerSplit ? per : kDecodeMinKeysPerSplit;
+  p.n_split = static_cast<int>(ceil_div(n_kv, p.keys_per_split));
+  // Rows of a block = the query heads of one kv head, spread over the warps.
+  const int rows_per_warp = pow2_at_least(ceil_div(p.group, attn::kWarps));
+  const int R = rows_per_warp < 8 ? rows_per_warp : 8;
+  if (p.n_split == 1) {
+    run(p, k.type, R, stream);
+    return;
+  }
+  const size_t need = attention_decode_workspace_bytes(n_head, v.head_dim);
+  require(workspace != nullptr && workspace_bytes >= need, "attention_decode",
+          "a workspace of attention_decode_workspace_bytes(n_head, head_dim_v)",
+          {{"bytes", static_cast<int64_t>(workspace_bytes)}, {"need", static_cast<int64_t>(need)}});
+  p.part_ml = static_cast<float*>(workspace);
+  p.part_o = p.part_ml + static_cast<size_t>(p.n_split) * n_head * 2;
+  run(p, k.type, R, stream);
+  attention_merge_kernel<<<static_cast<unsigned>(n_head), kMergeThreads, 0, stream>>>(p.part_o, p.part_ml, out, n_head,
+                                                                                     v.head_dim, p.n_split);
+  launch_check("attention_merge_kernel", stream);
+}
+
+}  // namespace strata::cuda

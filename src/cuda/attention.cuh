@@ -1,0 +1,45 @@
+// Attention on the device over a layer's KV cache: flash-style prompt attention and split-K decode attention.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/kv.cuh"
+
+namespace strata::cuda {
+
+// Both kernels follow cpu::attention_row: GQA with query head h reading kv
+// head h / (n_head / n_head_kv); s_j = scale * dot(q_h, K_j); softmax over the
+// visible keys; out_h = sum_j p_j V_j. Cached rows are dequantized to F32 on
+// read exactly as the CPU KvCache reads them; all arithmetic is F32 (an
+// online softmax over key tiles, so results differ from the CPU's two-pass
+// softmax by rounding only, ~1e-6). Results are bit-identical from run to
+// run (fixed tiling and reduction orders, no atomics).
+// Limits: k.head_dim and v.head_dim <= 256 (Error(STRATA_ERR_UNSUPPORTED)
+// beyond), and the tiles must fit the device's shared memory.
+
+// Prompt: q is [T][n_head][k.head_dim] F32 (after RoPE), query row t sits at
+// position pos0 + t and attends causally to cache positions [0, pos0 + t],
+// which must all have been written (kv_write) before. out is
+// [T][n_head][v.head_dim] F32. No T x T matrix is formed: each block streams
+// 64-key tiles of K and V through shared memory. T == 0 does nothing.
+// Throws Error(STRATA_ERR_INVALID_ARGUMENT) for pos0 < 0, pos0 + T > n_ctx,
+// n_head not a multiple of n_head_kv, or K/V views that disagree.
+void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                      int32_t pos0, float scale, float* out, cudaStream_t stream);
+
+// Decode: one query row q [n_head][k.head_dim] at position n_kv - 1 over
+// cache positions [0, n_kv). The keys are split into up to 32 ranges of at
+// least 256 keys computed by separate blocks (flash-decoding); a second
+// kernel merges the ranges in ascending order. The split depends only on
+// n_kv, so a given input always gives the same bits. `workspace` is device
+// memory of at least attention_decode_workspace_bytes(n_head, v.head_dim)
+// bytes, unused across calls. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for
+// n_kv outside [1, n_ctx] or a workspace that is too small, as above otherwise.
+size_t attention_decode_workspace_bytes(int n_head, int head_dim_v);
+void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int32_t n_kv,
+                      float scale, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+}  // namespace strata::cuda

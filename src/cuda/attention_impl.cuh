@@ -1,0 +1,335 @@
+// Internal to attention*.cu: the tiled attention kernel template, its parameters and the per-cache-type instance launchers.
+//
+// A block is kWarps warps over a tile of M = kWarps * R query rows (R per
+// warp) of one kv head. Rows enumerate (token, query head of the group) as
+// r = t * group + g, so the query heads sharing a kv head share every K/V
+// tile. Keys stream through shared memory kTileKeys at a time, K transposed
+// (kt[i][j]); lane l scores keys l and l + 32 of a tile and owns output
+// columns l, l + 32, ... (VPL of them). One instance file per cache type
+// (attention_f16.cu, attention_int8.cu) so that nvcc builds them in parallel.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/kv_cache.h"
+#include "cuda/check.h"
+#include "cuda/common.cuh"
+
+namespace strata::cuda::attn {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * kWarp;
+constexpr int kTileKeys = 64;
+constexpr int kKtStride = kTileKeys + 1;  // odd: transposed stores and lane reads hit distinct banks
+constexpr int kMaxHeadDim = 256;
+
+struct Params {
+  const float* q;
+  const void* k;
+  const float* k_scales;
+  const void* v;
+  const float* v_scales;
+  float* out;      // final rows when n_split == 1
+  float* part_o;   // [n_split][T * n_head][dv] unnormalized sums when n_split > 1
+  float* part_ml;  // [n_split][T * n_head][2] running max and sum when n_split > 1
+  int64_t T;
+  int n_head, n_head_kv, group, dk, dv;
+  int32_t pos0;
+  int64_t keys_per_split;  // a multiple of kTileKeys
+  int n_split;
+  float scale;
+  bool vec_k, vec_v;  // rows allow 16-byte loads
+};
+
+// Q rows padded to a multiple of 4 floats for 16-byte shared loads.
+__host__ __device__ constexpr int q_stride(int dk) { return (dk + 3) / 4 * 4; }
+
+inline size_t smem_bytes(int rows_per_warp, int dk, int dv) {
+  const size_t m = static_cast<size_t>(kWarps) * rows_per_warp;
+  const size_t floats = m * q_stride(dk) + static_cast<size_t>(q_stride(dk)) * kKtStride +
+                        static_cast<size_t>(kTileKeys) * dv + m * kTileKeys;
+  return floats * sizeof(float);
+}
+
+// Launches attention_kernel<KT, vpl, R> (vpl, R in {1, 2, 4, 8}); defined in the instance files.
+void launch_f16(const Params& p, int vpl, int R, dim3 grid, cudaStream_t stream);
+void launch_int8(const Params& p, int vpl, int R, dim3 grid, cudaStream_t stream);
+
+// Element i of cached row `row` (= position * n_head_kv + head) as F32, as KvView::read gives it.
+template <core::KvType KT>
+__device__ __forceinline__ float kv_elem(const void* data, const float* scales, int64_t row, int d, int i) {
+  if constexpr (KT == core::KvType::F16) {
+    return __half2float(static_cast<const __half*>(data)[row * d + i]);
+  } else {
+    return scales[row] * static_cast<float>(static_cast<const int8_t*>(data)[row * d + i]);
+  }
+}
+
+// Loads keys [j0, j0 + n_valid) of kv head hk into a tile: transposed
+// (dst[i * kKtStride + j], for K) or by rows (dst[j * d + i], for V); zeros
+// for the rest of the tile, so that masked keys hold no NaN that a zero
+// weight would turn into NaN.
+template <core::KvType KT, bool kTransposed>
+__device__ void load_kv_tile(float* dst, const void* data, const float* scales, int64_t j0, int n_valid, int n_head_kv,
+                             int hk, int d, bool vec) {
+  constexpr int kPerVec = KT == core::KvType::F16 ? 8 : 16;  // elements per 16-byte load
+  if (vec) {
+    const int chunks = d / kPerVec;
+    for (int idx = threadIdx.x; idx < kTileKeys * chunks; idx += kThreads) {
+      const int j = idx / chunks, c = idx % chunks;
+      float vals[kPerVec];
+      if (j >= n_valid) {
+#pragma unroll
+        for (int e = 0; e < kPerVec; ++e) vals[e] = 0.0f;
+      } else {
+        const int64_t row = (j0 + j) * n_head_kv + hk;
+        const uint4 raw = reinterpret_cast<const uint4*>(data)[(row * d) / kPerVec + c];
+        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+        // Unpacked with shifts, not through a pointer to `raw`, to stay in registers.
+        if constexpr (KT == core::KvType::F16) {
+#pragma unroll
+          for (int e = 0; e < kPerVec; ++e) {
+            vals[e] = __half2float(__ushort_as_half(static_cast<unsigned short>(w[e / 2] >> (16 * (e % 2)))));
+          }
+        } else {
+          const float s = scales[row];
+#pragma unroll
+          for (int e = 0; e < kPerVec; ++e) {
+            vals[e] = s * static_cast<float>(static_cast<int8_t>(static_cast<uint8_t>(w[e / 4] >> (8 * (e % 4)))));
+          }
+        }
+      }
+      if constexpr (kTransposed) {
+        float* o = dst + c * kPerVec * kKtStride + j;
+#pragma unroll
+        for (int e = 0; e < kPerVec; ++e) o[e * kKtStride] = vals[e];
+      } else {
+        float4* o = reinterpret_cast<float4*>(dst + j * d + c * kPerVec);  // d % 8 == 0: 16-byte aligned
+#pragma unroll
+        for (int e = 0; e < kPerVec / 4; ++e) o[e] = make_float4(vals[4 * e], vals[4 * e + 1], vals[4 * e + 2], vals[4 * e + 3]);
+      }
+    }
+    return;
+  }
+  for (int idx = threadIdx.x; idx < kTileKeys * d; idx += kThreads) {
+    const int j = idx / d, i = idx % d;
+    const float val = j < n_valid ? kv_elem<KT>(data, scales, (j0 + j) * n_head_kv + hk, d, i) : 0.0f;
+    dst[kTransposed ? i * kKtStride + j : j * d + i] = val;
+  }
+}
+
+template <core::KvType KT, int VPL, int R>
+static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params p) {
+  constexpr int M = kWarps * R;
+  extern __shared__ float4 smem4[];
+  const int dk = p.dk, dv = p.dv, ldq = q_stride(dk);
+  float* q_s = reinterpret_cast<float*>(smem4);  // [M][ldq]
+  float* kt_s = q_s + M * ldq;                   // [ldq][kKtStride], K transposed
+  float* v_s = kt_s + ldq * kKtStride;           // [kTileKeys][dv]
+  float* p_s = v_s + kTileKeys * dv;             // [M][kTileKeys]
+
+  const int hk = blockIdx.y, split = blockIdx.z;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int64_t rows_total = p.T * p.group;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * M;
+
+  // Query tile; padding columns and rows past the end are zeros (never written out).
+  for (int idx = threadIdx.x; idx < M * ldq; idx += kThreads) {
+    const int r = idx / ldq, i = idx % ldq;
+    const int64_t gr = r0 + r;
+    float val = 0.0f;
+    if (gr < rows_total && i < dk) {
+      const int64_t t = gr / p.group;
+      const int h = hk * p.group + static_cast<int>(gr % p.group);
+      val = p.q[(t * p.n_head + h) * dk + i];
+    }
+    q_s[idx] = val;
+  }
+  // K padding rows [dk, ldq) stay zero for the whole kernel.
+  for (int idx = threadIdx.x; idx < (ldq - dk) * kKtStride; idx += kThreads) kt_s[dk * kKtStride + idx] = 0.0f;
+
+  // Keys this block visits: its split's range, cut at the causal end of its last row.
+  const int64_t last_row = (r0 + M < rows_total ? r0 + M : rows_total) - 1;
+  const int64_t block_end = p.pos0 + last_row / p.group + 1;
+  const int64_t kb = split * p.keys_per_split;
+  const int64_t ke_split = kb + p.keys_per_split;
+  const int64_t ke = ke_split < block_end ? ke_split : block_end;
+
+  int64_t row_end[R];  // exclusive causal end of each of this warp's rows (0: padding row)
+  float m[R], l[R], o[R][VPL];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int64_t gr = r0 + warp * R + rr;
+    row_end[rr] = gr < rows_total ? p.pos0 + gr / p.group + 1 : 0;
+    m[rr] = -INFINITY;
+    l[rr] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < VPL; ++c) o[rr][c] = 0.0f;
+  }
+
+  for (int64_t j0 = kb; j0 < ke; j0 += kTileKeys) {
+    const int n_valid = static_cast<int>(ke - j0 < kTileKeys ? ke - j0 : kTileKeys);
+    __syncthreads();  // the previous tile is consumed (and the Q tile written)
+    load_kv_tile<KT, true>(kt_s, p.k, p.k_scales, j0, n_valid, p.n_head_kv, hk, dk, p.vec_k);
+    load_kv_tile<KT, false>(v_s, p.v, p.v_scales, j0, n_valid, p.n_head_kv, hk, dv, p.vec_v);
+    __syncthreads();
+
+    // Scores of keys lane and lane + 32 for the warp's R rows, ascending dot
+    // order; Q read 4 columns at a time (a broadcast 16-byte load).
+    float s[R][2];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) s[rr][0] = s[rr][1] = 0.0f;
+    const float* qw = q_s + warp * R * ldq;
+    for (int i = 0; i < ldq; i += 4) {
+      float a[4], b[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        a[e] = kt_s[(i + e) * kKtStride + lane];
+        b[e] = kt_s[(i + e) * kKtStride + lane + kWarp];
+      }
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        const float4 qv = *reinterpret_cast<const float4*>(qw + rr * ldq + i);
+        s[rr][0] = fmaf(qv.x, a[0], s[rr][0]);
+        s[rr][1] = fmaf(qv.x, b[0], s[rr][1]);
+        s[rr][0] = fmaf(qv.y, a[1], s[rr][0]);
+        s[rr][1] = fmaf(qv.y, b[1], s[rr][1]);
+        s[rr][0] = fmaf(qv.z, a[2], s[rr][0]);
+        s[rr][1] = fmaf(qv.z, b[2], s[rr][1]);
+        s[rr][0] = fmaf(qv.w, a[3], s[rr][0]);
+        s[rr][1] = fmaf(qv.w, b[3], s[rr][1]);
+      }
+    }
+
+    // Online softmax: rescale what was accumulated to the new running max.
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      float pr[2];
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int64_t j = j0 + lane + c * kWarp;
+        const bool valid = j < ke && j < row_end[rr];
+        s[rr][c] = valid ? p.scale * s[rr][c] : -INFINITY;
+        tile_max = fmaxf(tile_max, s[rr][c]);
+      }
+      const float m_new = fmaxf(m[rr], warp_max(tile_max));
+      float alpha = 1.0f;
+      if (m_new == -INFINITY) {  // no visible key yet for this row
+        pr[0] = pr[1] = 0.0f;
+      } else {
+        alpha = m[rr] == -INFINITY ? 0.0f : expf(m[rr] - m_new);
+#pragma unroll
+        for (int c = 0; c < 2; ++c) pr[c] = s[rr][c] == -INFINITY ? 0.0f : expf(s[rr][c] - m_new);
+      }
+      l[rr] = l[rr] * alpha + warp_sum(pr[0] + pr[1]);
+      m[rr] = m_new;
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) o[rr][c] *= alpha;
+      float* prow = p_s + (warp * R + rr) * kTileKeys;
+      prow[lane] = pr[0];
+      prow[lane + kWarp] = pr[1];
+    }
+    __syncwarp();
+
+    // o += P V over the tile's keys, ascending, 4 keys per step (P of masked
+    // keys is 0 and their V rows are zeros).
+    const float* pw = p_s + warp * R * kTileKeys;
+    for (int j = 0; j < n_valid; j += 4) {
+      float vv[4][VPL];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+#pragma unroll
+        for (int c = 0; c < VPL; ++c) {
+          const int col = lane + c * kWarp;
+          vv[e][c] = col < dv ? v_s[(j + e) * dv + col] : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        const float4 pj = *reinterpret_cast<const float4*>(pw + rr * kTileKeys + j);
+#pragma unroll
+        for (int c = 0; c < VPL; ++c) {
+          o[rr][c] = fmaf(pj.x, vv[0][c], o[rr][c]);
+          o[rr][c] = fmaf(pj.y, vv[1][c], o[rr][c]);
+          o[rr][c] = fmaf(pj.z, vv[2][c], o[rr][c]);
+          o[rr][c] = fmaf(pj.w, vv[3][c], o[rr][c]);
+        }
+      }
+    }
+    __syncwarp();
+  }
+
+  const int64_t rows_all = p.T * p.n_head;
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int64_t gr = r0 + warp * R + rr;
+    if (gr >= rows_total) continue;
+    const int64_t t = gr / p.group;
+    const int h = hk * p.group + static_cast<int>(gr % p.group);
+    const int64_t orow = t * p.n_head + h;
+    if (p.n_split == 1) {
+      float* dst = p.out + orow * dv;
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) {
+        const int col = lane + c * kWarp;
+        if (col < dv) dst[col] = o[rr][c] / l[rr];
+      }
+    } else {
+      const int64_t prow = split * rows_all + orow;
+      float* dst = p.part_o + prow * dv;
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) {
+        const int col = lane + c * kWarp;
+        if (col < dv) dst[col] = o[rr][c];
+      }
+      if (lane == 0) {
+        p.part_ml[prow * 2] = m[rr];
+        p.part_ml[prow * 2 + 1] = l[rr];
+      }
+    }
+  }
+}
+
+template <core::KvType KT, int VPL, int R>
+void launch_instance(const Params& p, dim3 grid, cudaStream_t stream) {
+  const size_t smem = smem_bytes(R, p.dk, p.dv);
+  int device = 0, max_smem = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (smem > static_cast<size_t>(max_smem)) {
+    fail_need(STRATA_ERR_UNSUPPORTED, "attention", "Q/K/V tiles within the device's shared memory per block",
+              {{"bytes", static_cast<int64_t>(smem)}, {"max", max_smem}, {"head_dim_k", p.dk}, {"head_dim_v", p.dv}});
+  }
+  auto kernel = attention_kernel<KT, VPL, R>;
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  launch_check("attention_kernel", stream);
+}
+
+template <core::KvType KT, int VPL>
+void dispatch_rows(int R, const Params& p, dim3 grid, cudaStream_t stream) {
+  switch (R) {
+    case 1: return launch_instance<KT, VPL, 1>(p, grid, stream);
+    case 2: return launch_instance<KT, VPL, 2>(p, grid, stream);
+    case 4: return launch_instance<KT, VPL, 4>(p, grid, stream);
+    default: return launch_instance<KT, VPL, 8>(p, grid, stream);
+  }
+}
+
+template <core::KvType KT>
+void dispatch(int vpl, int R, const Params& p, dim3 grid, cudaStream_t stream) {
+  switch (vpl) {
+    case 1: return dispatch_rows<KT, 1>(R, p, grid, stream);
+    case 2: return dispatch_rows<KT, 2>(R, p, grid, stream);
+    case 4: return dispatch_rows<KT, 4>(R, p, grid, stream);
+    default: return dispatch_rows<KT, 8>(R, p, grid, stream);
+  }
+}
+
+}  // namespace strata::cuda::attn

@@ -1,0 +1,188 @@
+// The CUDA backend: a model's weights resident on one device, and the factory of CUDA executors.
+#include "cuda/backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/fp16.h"
+#include "core/log.h"
+#include "cuda/check.h"
+#include "cuda/executor.h"
+#include "cuda/memory.h"
+#include "cuda/runtime.h"
+#include "cuda/stream.h"
+
+namespace strata::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr size_t kReserve = size_t(512) << 20;  // left free for the driver, cuBLAS and sessions' first buffers
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Lays every tensor out in one device allocation, then copies them up in
+// pieces through a pinned staging buffer (reporting progress).
+class Uploader {
+ public:
+  // Reserves space for a tensor's bytes; returns its offset.
+  size_t reserve(size_t bytes) {
+    const size_t off = total_;
+    total_ = align_up(total_ + bytes);
+    return off;
+  }
+  size_t total() const { return total_; }
+
+  struct Copy {
+    size_t offset;
+    const uint8_t* src;
+    size_t bytes;
+    std::vector<float> converted;  // norms stored as F32 on the device
+  };
+  std::vector<Copy> copies;
+
+ private:
+  size_t total_ = 0;
+};
+
+class CudaBackend final : public core::Backend {
+ public:
+  CudaBackend(const core::Model& model, int device, const core::ProgressFn& progress)
+      : model_(model), device_(device) {
+    const core::ModelWeights& w = model.weights();
+    Uploader up;
+    auto matrix = [&](const core::TensorRef& t, DeviceTensor& d, size_t& offset) {
+      offset = up.reserve(t.nbytes);
+      up.copies.push_back({offset, t.data, t.nbytes, {}});
+      d.type = t.type;
+      d.n_in = t.ne[0];
+      d.n_out = t.ne[1];
+      d.stride = t.ne[2] > 1 ? t.expert_bytes() : 0;
+    };
+    auto norm = [&](const core::TensorRef& t, size_t& offset) {
+      if (!t.present()) {
+        offset = SIZE_MAX;
+        return;
+      }
+      std::vector<float> f(static_cast<size_t>(t.ne[0]));
+      core::dequantize_row(t.type, t.data, f.data(), t.ne[0]);
+      offset = up.reserve(f.size() * sizeof(float));
+      up.copies.push_back({offset, nullptr, f.size() * sizeof(float), std::move(f)});
+    };
+
+    struct LayerOffsets {
+      size_t wq, wk, wv, wo, gate_inp, gate, upx, down, attn_norm, q_norm, k_norm, ffn_norm;
+    };
+    std::vector<LayerOffsets> lo(w.layers.size());
+    size_t embd_off, out_off, out_norm_off;
+    matrix(w.token_embd, weights_.token_embd, embd_off);
+    if (w.output.data == w.token_embd.data) {
+      weights_.output = weights_.token_embd;
+      out_off = embd_off;
+    } else {
+      matrix(w.output, weights_.output, out_off);
+    }
+    norm(w.output_norm, out_norm_off);
+    weights_.layers.resize(w.layers.size());
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      const core::LayerWeights& l = w.layers[i];
+      DeviceLayer& d = weights_.layers[i];
+      LayerOffsets& o = lo[i];
+      matrix(l.wq, d.wq, o.wq);
+      matrix(l.wk, d.wk, o.wk);
+      matrix(l.wv, d.wv, o.wv);
+      matrix(l.wo, d.wo, o.wo);
+      matrix(l.gate_inp, d.gate_inp, o.gate_inp);
+      matrix(l.gate_exps, d.gate_exps, o.gate);
+      matrix(l.up_exps, d.up_exps, o.upx);
+      matrix(l.down_exps, d.down_exps, o.down);
+      norm(l.attn_norm, o.attn_norm);
+      norm(l.q_norm, o.q_norm);
+      norm(l.k_norm, o.k_norm);
+      norm(l.ffn_norm, o.ffn_norm);
+    }
+
+    const DeviceInfo info = device_info(device);
+    if (up.total() + kReserve > info.free_mem)
+      core::fail(STRATA_ERR_OUT_OF_MEMORY,
+                 "cuda: the weights need {:.2f} GiB of VRAM (plus {:.2f} GiB reserve) but {} has {:.2f} GiB free",
+                 up.total() / 1073741824.0, kReserve / 1073741824.0, info.name, info.free_mem / 1073741824.0);
+    storage_ = DeviceBuffer(device, up.total());
+    weights_.bytes = up.total();
+    uint8_t* base = storage_.as<uint8_t>();
+    auto at = [&](size_t off) -> const void* { return off == SIZE_MAX ? nullptr : base + off; };
+    auto fat = [&](size_t off) { return static_cast<const float*>(at(off)); };
+    weights_.token_embd.data = at(embd_off);
+    weights_.output.data = at(out_off);
+    weights_.output_norm = fat(out_norm_off);
+    for (size_t i = 0; i < lo.size(); ++i) {
+      DeviceLayer& d = weights_.layers[i];
+      const LayerOffsets& o = lo[i];
+      d.wq.data = at(o.wq);
+      d.wk.data = at(o.wk);
+      d.wv.data = at(o.wv);
+      d.wo.data = at(o.wo);
+      d.gate_inp.data = at(o.gate_inp);
+      d.gate_exps.data = at(o.gate);
+      d.up_exps.data = at(o.upx);
+      d.down_exps.data = at(o.down);
+      d.attn_norm = fat(o.attn_norm);
+      d.q_norm = fat(o.q_norm);
+      d.k_norm = fat(o.k_norm);
+      d.ffn_norm = fat(o.ffn_norm);
+    }
+    upload(up, progress);
+    core::log_info("cuda: {} ({}), {:.2f} GiB of weights resident", info.name, device, up.total() / 1073741824.0);
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  std::unique_ptr<core::Executor> new_executor(const core::SessionOptions& options) const override {
+    return make_executor(model_, weights_, device_, options);
+  }
+
+ private:
+  // Copies through two pinned staging buffers so the memcpy from the mapping
+  // overlaps the upload of the previous piece.
+  void upload(const Uploader& up, const core::ProgressFn& progress) {
+    constexpr size_t kPiece = size_t(64) << 20;
+    ScopedDevice scope(device_);
+    Stream stream(device_);
+    HostBuffer staging[2] = {HostBuffer(kPiece), HostBuffer(kPiece)};
+    Event done[2] = {Event(device_), Event(device_)};
+    bool used[2] = {false, false};
+    int which = 0;
+    uint64_t sent = 0;
+    for (const Uploader::Copy& c : up.copies) {
+      const uint8_t* src = c.src ? c.src : reinterpret_cast<const uint8_t*>(c.converted.data());
+      for (size_t off = 0; off < c.bytes; off += kPiece) {
+        const size_t n = std::min(kPiece, c.bytes - off);
+        if (used[which]) done[which].synchronize();
+        std::memcpy(staging[which].data(), src + off, n);
+        copy_async(storage_.as<uint8_t>() + c.offset + off, staging[which].data(), n, stream.get());
+        done[which].record(stream);
+        used[which] = true;
+        which ^= 1;
+        sent += n;
+        if (progress && !progress(sent, up.total())) {
+          stream.synchronize();
+          core::fail(STRATA_ABORTED, "model: load cancelled");
+        }
+      }
+    }
+    stream.synchronize();
+  }
+
+  const core::Model& model_;
+  int device_;
+  DeviceBuffer storage_;
+  DeviceWeights weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::ProgressFn& progress) {
+  return std::make_unique<CudaBackend>(model, device, progress);
+}
+
+}  // namespace strata::cuda

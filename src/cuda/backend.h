@@ -1,0 +1,40 @@
+// The CUDA backend: a model's weights resident on one device, and the factory of CUDA executors.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/model.h"
+#include "core/quant.h"
+
+namespace strata::cuda {
+
+// A matrix (or a 3-D expert tensor) in device memory, as GGUF lays it out.
+struct DeviceTensor {
+  core::GgmlType type = core::GgmlType::F32;
+  const void* data = nullptr;
+  int64_t n_in = 0;      // row length
+  int64_t n_out = 0;     // rows (per expert for expert tensors)
+  size_t stride = 0;     // bytes from one expert to the next
+};
+
+struct DeviceLayer {
+  DeviceTensor wq, wk, wv, wo, gate_inp, gate_exps, up_exps, down_exps;
+  const float *attn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr, *ffn_norm = nullptr;
+};
+
+struct DeviceWeights {
+  DeviceTensor token_embd, output;
+  const float* output_norm = nullptr;
+  std::vector<DeviceLayer> layers;
+  uint64_t bytes = 0;
+};
+
+// Uploads every weight to `device` (all resident) and returns the backend.
+// Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
+// weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
+// progress returns false.
+std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::ProgressFn& progress);
+
+}  // namespace strata::cuda

@@ -1,0 +1,308 @@
+// The CUDA executor: one session's KV cache and scratch on a device, running chunks through the resident weights.
+#include "cuda/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/cpu/ops.h"
+#include "core/error.h"
+#include "core/session.h"
+#include "cuda/attention.cuh"
+#include "cuda/check.h"
+#include "cuda/embed.cuh"
+#include "cuda/kv.cuh"
+#include "cuda/memory.h"
+#include "cuda/mmq.cuh"
+#include "cuda/mmvq.cuh"
+#include "cuda/moe.cuh"
+#include "cuda/moe_gemm.cuh"
+#include "cuda/norm.cuh"
+#include "cuda/quantize.cuh"
+#include "cuda/rope.cuh"
+#include "cuda/stream.h"
+#include "prefill/row_table.h"
+
+namespace strata::cuda {
+namespace {
+
+using core::BlockQ8A;
+
+// Rows up to this count take the matrix-vector kernels (and the per-entry
+// expert path, which needs no row table on the host); more take the GEMMs.
+constexpr int64_t kMaxVectorRows = 8;
+
+size_t q8_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows) * (n / 32) * sizeof(BlockQ8A); }
+
+// Phase boundaries recorded as events on the compute stream; summed into
+// PhaseTimes once the chunk has finished.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(int device) : device_(device) {}
+  void start(cudaStream_t s) {
+    used_ = 0;
+    mark(s, nullptr);
+  }
+  // Charges the time since the previous mark to *phase.
+  void mark(cudaStream_t s, double* phase) {
+    if (used_ == events_.size()) events_.emplace_back(Event(device_, true), nullptr);
+    events_[used_].first.record(s);
+    events_[used_].second = phase;
+    ++used_;
+  }
+  void collect() {
+    for (size_t i = 1; i < used_; ++i)
+      if (events_[i].second) *events_[i].second += events_[i].first.elapsed_ms_since(events_[i - 1].first);
+  }
+
+ private:
+  int device_;
+  std::vector<std::pair<Event, double*>> events_;
+  size_t used_ = 0;
+};
+
+class CudaExecutor final : public core::Executor {
+ public:
+  CudaExecutor(const core::Model& model, const DeviceWeights& w, int device, const core::SessionOptions& o)
+      : c_(model.config()), w_(w), device_(device), n_ctx_(o.n_ctx), chunk_(o.chunk_size), kv_type_(o.kv_type),
+        stream_(device), timer_(device) {
+    const int64_t T = chunk_, E = c_.n_embd, k = c_.n_expert_used;
+    for (int32_t l = 0; l < c_.n_layer; ++l) {
+      kv_.push_back({DeviceBuffer(device, kv_data_bytes(kv_type_, n_ctx_, c_.n_head_kv, c_.head_dim_k)),
+                     DeviceBuffer(device, kv_scale_bytes(kv_type_, n_ctx_, c_.n_head_kv)),
+                     DeviceBuffer(device, kv_data_bytes(kv_type_, n_ctx_, c_.n_head_kv, c_.head_dim_v)),
+                     DeviceBuffer(device, kv_scale_bytes(kv_type_, n_ctx_, c_.n_head_kv))});
+      kv_bytes_ += kv_.back().k.size() + kv_.back().ks.size() + kv_.back().v.size() + kv_.back().vs.size();
+    }
+    const int64_t att_dim = static_cast<int64_t>(c_.n_head) * c_.head_dim_v;
+    const int64_t widest = std::max({E, att_dim, static_cast<int64_t>(c_.n_ff_exp)});
+    auto f32 = [&](int64_t n) { return DeviceBuffer(device, static_cast<size_t>(n) * sizeof(float)); };
+    x_ = f32(T * E);
+    xn_ = f32(T * E);
+    xq_ = DeviceBuffer(device, q8_bytes(T, widest));
+    q_ = f32(T * c_.q_dim());
+    k_ = f32(T * c_.k_dim());
+    v_ = f32(T * c_.v_dim());
+    att_ = f32(T * att_dim);
+    o_ = f32(T * E);
+    router_ = f32(T * c_.n_expert);
+    weights_ = f32(T * k);
+    ids_all_ = DeviceBuffer(device, static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t));
+    y_ = f32(T * k * E);
+    h_ = f32(T * k * c_.n_ff_exp);
+    hq_ = DeviceBuffer(device, q8_bytes(T * k, c_.n_ff_exp));
+    max_tiles_ = gemm_max_tiles(T * k, c_.n_expert);
+    tiles_ = DeviceBuffer(device, static_cast<size_t>(max_tiles_) * sizeof(GemmTile));
+    tile_count_ = DeviceBuffer(device, sizeof(int32_t));
+    table_ = DeviceBuffer(device, static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
+    tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T) * sizeof(int32_t));
+    dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
+    dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
+    h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T) * sizeof(int32_t));
+    h_ids_ = HostBuffer(static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t));
+    h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
+  }
+
+  uint64_t kv_bytes() const override { return kv_bytes_; }
+
+  void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
+               core::PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) override {
+    const int64_t T = static_cast<int64_t>(tokens.size());
+    if (T < 1 || T > chunk_ || pos0 < 0 || pos0 + T > n_ctx_)
+      core::fail(STRATA_ERR_INTERNAL, "cuda: chunk of {} tokens at {} outside the session's buffers", T, pos0);
+    const int64_t E = c_.n_embd, k = c_.n_expert_used;
+    ScopedDevice scope(device_);
+    cudaStream_t s = stream_.get();
+    timer_.start(s);
+
+    int32_t* h_tp = h_tok_pos_.as<int32_t>();
+    std::memcpy(h_tp, tokens.data(), T * sizeof(int32_t));
+    for (int64_t t = 0; t < T; ++t) h_tp[T + t] = pos0 + static_cast<int32_t>(t);
+    copy_async(tok_pos_.data(), h_tp, 2 * T * sizeof(int32_t), s);
+    const int32_t* d_tok = tok_pos_.as<int32_t>();
+    const int32_t* d_pos = d_tok + T;
+    get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
+    timer_.mark(s, &times.other_ms);
+
+    for (int32_t il = 0; il < c_.n_layer; ++il) {
+      if (cancel.load(std::memory_order_relaxed)) {
+        stream_.synchronize();
+        core::fail(STRATA_ABORTED, "cancelled at layer {}", il);
+      }
+      attention(il, T, pos0, d_pos);
+      timer_.mark(s, &times.attention_ms);
+      moe(il, T, times);
+    }
+
+    const int64_t rows = T - first_logit_row;
+    if (rows > 0) {
+      ensure_logits(rows);
+      rmsnorm(x_.as<float>() + first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
+      matmul(w_.output, xn_.as<float>(), rows, logits_.as<float>());
+      copy_async(logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
+    }
+    copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t), s);
+    timer_.mark(s, &times.other_ms);
+    stream_.synchronize();
+    timer_.collect();
+
+    const int32_t* ids = h_ids_.as<int32_t>();
+    for (int32_t il = 0; il < c_.n_layer; ++il)
+      for (int64_t i = 0; i < T * k; ++i) expert_counts[static_cast<size_t>(il) * c_.n_expert + ids[il * T * k + i]] += 1;
+  }
+
+ private:
+  struct LayerKv {
+    DeviceBuffer k, ks, v, vs;
+  };
+
+  KvDeviceView view(const DeviceBuffer& data, const DeviceBuffer& scales, int head_dim) const {
+    KvDeviceView v;
+    v.type = kv_type_;
+    v.data = data.data();
+    v.scales = scales.as<float>();
+    v.n_ctx = n_ctx_;
+    v.n_head_kv = c_.n_head_kv;
+    v.head_dim = head_dim;
+    return v;
+  }
+
+  void ensure_logits(int64_t rows) {
+    const size_t need = static_cast<size_t>(rows) * c_.n_vocab * sizeof(float);
+    if (logits_.size() < need) logits_ = DeviceBuffer(device_, need);
+  }
+
+  // Y[T][n_out] = X · Wᵀ, with X quantized to Q8A first when the weights are quantized.
+  void matmul(const DeviceTensor& w, const float* x, int64_t T, float* y) {
+    const void* act = x;
+    if (core::activation_kind(w.type) == core::ActivationKind::Q8A) {
+      quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
+      act = xq_.data();
+    }
+    if (T <= kMaxVectorRows)
+      mmvq(w.type, w.data, w.n_in, w.n_out, act, static_cast<int>(T), y, stream_.get());
+    else
+      mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get());
+  }
+
+  // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
+  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos) {
+    const DeviceLayer& l = w_.layers[il];
+    const int64_t E = c_.n_embd;
+    cudaStream_t s = stream_.get();
+    float* x = x_.as<float>();
+    float* xn = xn_.as<float>();
+    rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
+    matmul(l.wq, xn, T, q_.as<float>());
+    matmul(l.wk, xn, T, k_.as<float>());
+    matmul(l.wv, xn, T, v_.as<float>());
+    const int hd = c_.head_dim_k;
+    if (c_.qk_norm) {
+      rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
+      rmsnorm(k_.as<float>(), l.k_norm, k_.as<float>(), T * c_.n_head_kv, hd, c_.rms_eps, s);
+    }
+    rope(q_.as<float>(), d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+    rope(k_.as<float>(), d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+    const LayerKv& kv = kv_[il];
+    const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
+    kv_write(k_.as<float>(), d_pos, T, kview, s);
+    kv_write(v_.as<float>(), d_pos, T, vview, s);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    if (T == 1)
+      attention_decode(q_.as<float>(), kview, vview, c_.n_head, pos0 + 1, scale, att_.as<float>(), dec_ws_.data(),
+                       dec_ws_bytes_, s);
+    else
+      attention_prompt(q_.as<float>(), kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
+    matmul(l.wo, att_.as<float>(), T, o_.as<float>());
+    add(x, o_.as<float>(), x, T * E, s);
+  }
+
+  // x += Σ_slot w · expert(norm(x)) over the router's choices.
+  void moe(int32_t il, int64_t T, core::PhaseTimes& times) {
+    const DeviceLayer& l = w_.layers[il];
+    const int64_t E = c_.n_embd;
+    const int k = c_.n_expert_used;
+    cudaStream_t s = stream_.get();
+    float* xn = xn_.as<float>();
+    rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
+    matmul(l.gate_inp, xn, T, router_.as<float>());
+    int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
+    route_topk(router_.as<float>(), T, c_.n_expert, k, core::cpu::router_mode_of(c_.gating), ids,
+               weights_.as<float>(), s);
+    // The experts read x as Q8A when their gate/up are quantized.
+    const BlockQ8A* xq = nullptr;
+    if (core::activation_kind(l.gate_exps.type) == core::ActivationKind::Q8A) {
+      quantize_q8a(xn, E, xq_.as<BlockQ8A>(), E / 32, E, T, s);
+      xq = xq_.as<BlockQ8A>();
+    }
+    timer_.mark(s, &times.routing_ms);
+
+    const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
+    if (T <= kMaxVectorRows) {
+      moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
+                         y_.as<float>(), s);
+    } else {
+      // The row table is a host plan (prefill/row_table): the router's choices come down, the table goes up.
+      int32_t* h_ids = h_ids_.as<int32_t>();
+      copy_async(h_ids, ids, static_cast<size_t>(T) * k * sizeof(int32_t), s);
+      stream_.synchronize();
+      const prefill::RowTable table = prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k),
+                                                               static_cast<int>(T), k, c_.n_expert);
+      int32_t* h_table = h_table_.as<int32_t>();
+      std::copy(table.offsets.begin(), table.offsets.end(), h_table);
+      std::copy(table.entries.begin(), table.entries.end(), h_table + c_.n_expert + 1);
+      copy_async(table_.data(), h_table, table_.size(), s);
+      timer_.mark(s, &times.grouping_ms);
+      RowTableView view;
+      view.offsets = table_.as<int32_t>();
+      view.entries = table_.as<int32_t>() + c_.n_expert + 1;
+      view.n_tokens = static_cast<int32_t>(T);
+      view.k = k;
+      view.n_expert = c_.n_expert;
+      MoeScratch scratch;
+      scratch.tiles = tiles_.as<GemmTile>();
+      scratch.tile_count = tile_count_.as<int32_t>();
+      scratch.h = h_.as<float>();
+      scratch.hq = hq_.as<BlockQ8A>();
+      moe_experts_prompt(experts, view, xn, xq, scratch, y_.as<float>(), s);
+    }
+    timer_.mark(s, &times.expert_ms);
+    moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
+    timer_.mark(s, &times.combine_ms);
+  }
+
+  static WeightSet weights_of(const DeviceTensor& t) {
+    WeightSet w;
+    w.type = t.type;
+    w.base = t.data;
+    w.stride = t.stride;
+    w.n_in = t.n_in;
+    w.n_out = t.n_out;
+    return w;
+  }
+
+  const core::ModelConfig& c_;
+  const DeviceWeights& w_;
+  int device_;
+  int32_t n_ctx_, chunk_;
+  core::KvType kv_type_;
+  Stream stream_;
+  PhaseTimer timer_;
+  std::vector<LayerKv> kv_;
+  uint64_t kv_bytes_ = 0;
+  DeviceBuffer x_, xn_, xq_, q_, k_, v_, att_, o_, router_, weights_, ids_all_, y_, h_, hq_, tiles_, tile_count_,
+      table_, tok_pos_, dec_ws_, logits_;
+  size_t dec_ws_bytes_ = 0;
+  int64_t max_tiles_ = 0;
+  HostBuffer h_tok_pos_, h_ids_, h_table_;
+};
+
+}  // namespace
+
+std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights, int device,
+                                              const core::SessionOptions& options) {
+  return std::make_unique<CudaExecutor>(model, weights, device, options);
+}
+
+}  // namespace strata::cuda

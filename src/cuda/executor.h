@@ -1,0 +1,14 @@
+// The CUDA executor: one session's KV cache and scratch on a device, running chunks through the resident weights.
+#pragma once
+
+#include <memory>
+
+#include "core/executor.h"
+#include "cuda/backend.h"
+
+namespace strata::cuda {
+
+std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights, int device,
+                                              const core::SessionOptions& options);
+
+}  // namespace strata::cuda

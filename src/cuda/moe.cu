@@ -1,0 +1,253 @@
+// MoE pieces on the device: router top-k, SwiGLU, slot-order combine, residual add, row gather/scatter by a RowTable.
+#include <climits>
+#include <cmath>
+
+#include "cuda/check.h"
+#include "cuda/common.cuh"
+#include "cuda/moe.cuh"
+
+namespace strata::cuda {
+namespace {
+
+using core::cpu::RouterMode;
+
+constexpr int kRouterWarps = 4;  // tokens per block (one warp each) while their shared memory fits 48 KiB
+constexpr int kDefaultSmem = 48 * 1024;
+constexpr int kMaxExperts = 2048;  // keeps one warp's shared memory under 48 KiB for any k
+constexpr int kElemThreads = 256;
+constexpr int kRowThreads = 256;
+
+// (value, id) ranks before (other_value, other_id): larger value first, equal values lower id first.
+__device__ __forceinline__ bool ranks_before(float v, int id, float ov, int oid) {
+  return v > ov || (v == ov && id < oid);
+}
+
+// Whether candidate (v, id) should replace the current best (bv, bid), where
+// bid == INT_MAX means none yet: any candidate beats none, so a NaN logit
+// still yields a valid expert id (with a NaN weight) instead of no id.
+__device__ __forceinline__ bool replaces(float v, int id, float bv, int bid) {
+  return id != INT_MAX && (bid == INT_MAX || ranks_before(v, id, bv, bid));
+}
+
+// F32 sum of x[0..n) in ascending order, as the CPU oracle adds.
+__device__ __forceinline__ float sum_ascending(const float* x, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s = __fadd_rn(s, x[i]);
+  return s;
+}
+
+// In place: x = softmax(x), as cpu::softmax (max, expf, ascending sum, divide); one thread.
+__device__ void softmax_serial(float* x, int n) {
+  float m = x[0];
+  for (int i = 1; i < n; ++i) m = fmaxf(m, x[i]);
+  for (int i = 0; i < n; ++i) x[i] = expf(__fsub_rn(x[i], m));
+  const float s = sum_ascending(x, n);
+  for (int i = 0; i < n; ++i) x[i] = __fdiv_rn(x[i], s);
+}
+
+// One warp per token. Shared memory per warp: p[n_expert], taken[n_expert],
+// then sel_id[k], sel_w[k].
+static __global__ void route_topk_kernel(const float* __restrict__ logits, int64_t T, int n_expert, int k,
+                                         RouterMode mode, int32_t* __restrict__ ids, float* __restrict__ weights,
+                                         int warp_bytes) {
+  extern __shared__ unsigned char router_smem[];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + warp;
+  if (t >= T) return;
+  unsigned char* base = router_smem + warp * warp_bytes;
+  float* p = reinterpret_cast<float*>(base);
+  int32_t* sel_id = reinterpret_cast<int32_t*>(p + n_expert);
+  float* sel_w = reinterpret_cast<float*>(sel_id + k);
+  unsigned char* taken = reinterpret_cast<unsigned char*>(sel_w + k);
+
+  const float* x = logits + t * n_expert;
+  float m = -INFINITY;
+  for (int i = lane; i < n_expert; i += kWarp) {
+    p[i] = x[i];
+    taken[i] = 0;
+    m = fmaxf(m, x[i]);
+  }
+  m = warp_max(m);
+  if (mode != RouterMode::TopkSoftmax) {
+    for (int i = lane; i < n_expert; i += kWarp) p[i] = expf(__fsub_rn(p[i], m));
+    __syncwarp();
+    float s = 0.0f;
+    if (lane == 0) s = sum_ascending(p, n_expert);
+    s = __shfl_sync(kFullMask, s, 0);
+    for (int i = lane; i < n_expert; i += kWarp) p[i] = __fdiv_rn(p[i], s);
+  }
+  __syncwarp();
+
+  // k rounds of a warp-wide arg-best over the experts not yet taken.
+  for (int j = 0; j < k; ++j) {
+    float bv = -INFINITY;
+    int bid = INT_MAX;
+    for (int i = lane; i < n_expert; i += kWarp) {
+      if (!taken[i] && replaces(p[i], i, bv, bid)) {
+        bv = p[i];
+        bid = i;
+      }
+    }
+#pragma unroll
+    for (int o = kWarp / 2; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(kFullMask, bv, o);
+      const int oid = __shfl_xor_sync(kFullMask, bid, o);
+      if (replaces(ov, oid, bv, bid)) {
+        bv = ov;
+        bid = oid;
+      }
+    }
+    if (lane == 0) {
+      sel_id[j] = bid;
+      sel_w[j] = bv;
+      taken[bid] = 1;
+    }
+    __syncwarp();
+  }
+
+  if (lane != 0) return;
+  switch (mode) {
+    case RouterMode::SoftmaxTopkNorm: {
+      const float s = sum_ascending(sel_w, k);
+      for (int j = 0; j < k; ++j) sel_w[j] = __fdiv_rn(sel_w[j], s);
+      break;
+    }
+    case RouterMode::TopkSoftmax:
+      softmax_serial(sel_w, k);
+      break;
+    default:
+      break;
+  }
+  // Final order by weight, ties by lower id (normalisation may have made ties).
+  for (int a = 1; a < k; ++a) {
+    const float w = sel_w[a];
+    const int32_t id = sel_id[a];
+    int b = a - 1;
+    while (b >= 0 && ranks_before(w, id, sel_w[b], sel_id[b])) {
+      sel_w[b + 1] = sel_w[b];
+      sel_id[b + 1] = sel_id[b];
+      --b;
+    }
+    sel_w[b + 1] = w;
+    sel_id[b + 1] = id;
+  }
+  for (int j = 0; j < k; ++j) {
+    ids[t * k + j] = sel_id[j];
+    weights[t * k + j] = sel_w[j];
+  }
+}
+
+static __global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float g = gate[i];
+    out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+  }
+}
+
+static __global__ void moe_combine_kernel(const float* __restrict__ y, const float* __restrict__ w, int64_t T, int k,
+                                          int64_t n, const float* residual, float* out) {
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < T * n;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = idx / n, i = idx % n;
+    float acc = 0.0f;
+    for (int s = 0; s < k; ++s) acc = __fadd_rn(acc, __fmul_rn(w[t * k + s], y[(t * k + s) * n + i]));
+    out[idx] = residual ? __fadd_rn(residual[idx], acc) : acc;
+  }
+}
+
+static __global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = __fadd_rn(a[i], b[i]);
+  }
+}
+
+// One block per gathered row.
+static __global__ void gather_rows_kernel(const float* __restrict__ x, int64_t n_cols,
+                                          const int32_t* __restrict__ entries, int k, float* __restrict__ out) {
+  const int64_t r = blockIdx.x;
+  const float* src = x + static_cast<int64_t>(entries[r] / k) * n_cols;
+  float* dst = out + r * n_cols;
+  for (int64_t c = threadIdx.x; c < n_cols; c += kRowThreads) dst[c] = src[c];
+}
+
+static __global__ void scatter_rows_kernel(const float* __restrict__ src, int64_t n_cols,
+                                           const int32_t* __restrict__ entries, float* __restrict__ dst) {
+  const int64_t r = blockIdx.x;
+  const float* s = src + r * n_cols;
+  float* d = dst + static_cast<int64_t>(entries[r]) * n_cols;
+  for (int64_t c = threadIdx.x; c < n_cols; c += kRowThreads) d[c] = s[c];
+}
+
+// Blocks for a grid-stride loop over n elements: enough to fill the device, never more than needed.
+unsigned elementwise_blocks(int64_t n) {
+  const int64_t b = ceil_div(n, kElemThreads);
+  return static_cast<unsigned>(b < 65536 ? b : 65536);
+}
+
+}  // namespace
+
+void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::RouterMode mode, int32_t* ids,
+                float* weights, cudaStream_t stream) {
+  require_stream(stream, "route_topk");
+  require(T >= 0 && k >= 1 && k <= n_expert && n_expert <= kMaxExperts, "route_topk",
+          "T >= 0 and 1 <= k <= n_expert <= 2048", {{"T", T}, {"k", k}, {"n_expert", n_expert}});
+  require(mode == RouterMode::SoftmaxTopkNorm || mode == RouterMode::SoftmaxTopk || mode == RouterMode::TopkSoftmax,
+          "route_topk", "a known router mode", {{"mode", static_cast<int64_t>(mode)}});
+  if (T == 0) return;
+  const int warp_bytes = static_cast<int>(ceil_div(static_cast<int64_t>(n_expert) * 5 + k * 8, 16) * 16);
+  const int warps = kRouterWarps * warp_bytes <= kDefaultSmem ? kRouterWarps : 1;  // <= 48 KiB either way
+  const auto blocks = ceil_div(T, warps);
+  require(blocks <= INT32_MAX, "route_topk", "T < 2^31 blocks", {{"T", T}});
+  route_topk_kernel<<<static_cast<unsigned>(blocks), warps * kWarp, warps * warp_bytes, stream>>>(
+      logits, T, n_expert, k, mode, ids, weights, warp_bytes);
+  launch_check("route_topk_kernel", stream);
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+  require_stream(stream, "swiglu");
+  require(n >= 0, "swiglu", "n >= 0", {{"n", n}});
+  if (n == 0) return;
+  swiglu_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(gate, up, out, n);
+  launch_check("swiglu_kernel", stream);
+}
+
+void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t n, const float* residual,
+                 float* out, cudaStream_t stream) {
+  require_stream(stream, "moe_combine");
+  require(T >= 0 && k >= 1 && n >= 1, "moe_combine", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
+  if (T == 0) return;
+  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, T, k, n, residual, out);
+  launch_check("moe_combine_kernel", stream);
+}
+
+void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
+  require_stream(stream, "add");
+  require(n >= 0, "add", "n >= 0", {{"n", n}});
+  if (n == 0) return;
+  add_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(a, b, out, n);
+  launch_check("add_kernel", stream);
+}
+
+void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t count, int k, float* out,
+                 cudaStream_t stream) {
+  require_stream(stream, "gather_rows");
+  require(n_cols >= 1 && count >= 0 && count <= INT32_MAX && k >= 1, "gather_rows",
+          "n_cols >= 1, 0 <= count < 2^31, k >= 1", {{"n_cols", n_cols}, {"count", count}, {"k", k}});
+  if (count == 0) return;
+  gather_rows_kernel<<<static_cast<unsigned>(count), kRowThreads, 0, stream>>>(x, n_cols, entries, k, out);
+  launch_check("gather_rows_kernel", stream);
+}
+
+void scatter_rows(const float* src, int64_t n_cols, const int32_t* entries, int64_t count, float* dst,
+                  cudaStream_t stream) {
+  require_stream(stream, "scatter_rows");
+  require(n_cols >= 1 && count >= 0 && count <= INT32_MAX, "scatter_rows", "n_cols >= 1, 0 <= count < 2^31",
+          {{"n_cols", n_cols}, {"count", count}});
+  if (count == 0) return;
+  scatter_rows_kernel<<<static_cast<unsigned>(count), kRowThreads, 0, stream>>>(src, n_cols, entries, dst);
+  launch_check("scatter_rows_kernel", stream);
+}
+
+}  // namespace strata::cuda

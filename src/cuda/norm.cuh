@@ -1,0 +1,18 @@
+// RMSNorm on the device: rows of F32, also per head (rows = T * n_head, n = head_dim) for the Q/K norms.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace strata::cuda {
+
+// y[r][i] = x[r][i] * s_r * w[i], s_r = 1 / sqrtf(ss_r / n + eps), ss_r the
+// sum of squares of row r (F32, a fixed block reduction: bit-identical from
+// run to run, within ~1e-6 relative of the CPU's ascending sum).
+// x, y: [rows][n] F32 on the device, y may equal x; w: [n] or nullptr (ones).
+// rows == 0 does nothing. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for
+// rows < 0 or n < 1.
+void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps, cudaStream_t stream);
+
+}  // namespace strata::cuda

@@ -1,0 +1,14 @@
+// Runner of the GPU end-to-end tests: skipped (exit 77) where there is no CUDA device.
+#define CATCH_CONFIG_RUNNER
+#include <cstdio>
+
+#include "catch.hpp"
+#include "core/devices.h"
+
+int main(int argc, char** argv) {
+  if (strata::core::cuda_device_count() == 0) {
+    std::puts("no CUDA device: skipped");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,266 @@
+// kv_write against the CPU KvCache's bytes, and prompt/decode attention against cpu::attention_row.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/cpu/ops.h"
+#include "core/error.h"
+#include "core/kv_cache.h"
+#include "cuda/attention.cuh"
+#include "cuda/kv.cuh"
+#include "ops/ops_util.h"
+
+using namespace strata;
+using core::KvType;
+using strata::test::test_stream;
+
+namespace {
+
+const char* type_name(KvType t) { return t == KvType::F16 ? "f16" : "int8"; }
+
+// One layer's K or V plane on the device, poisoned, with its view.
+struct DevicePlane {
+  cuda::DeviceBuffer data, scales;
+  cuda::KvDeviceView view;
+
+  DevicePlane(KvType type, int n_ctx, int n_head_kv, int head_dim)
+      : data(test::poisoned(cuda::kv_data_bytes(type, n_ctx, n_head_kv, head_dim))),
+        scales(test::poisoned(cuda::kv_scale_bytes(type, n_ctx, n_head_kv))) {
+    view.type = type;
+    view.data = data.data();
+    view.scales = scales.as<float>();
+    view.n_ctx = n_ctx;
+    view.n_head_kv = n_head_kv;
+    view.head_dim = head_dim;
+  }
+
+  // Copies positions [0, n) of a CPU view (its layout is the device's).
+  void upload_prefix(const core::KvView& cpu, int32_t n) {
+    const size_t rows = static_cast<size_t>(n) * view.n_head_kv;
+    const size_t esize = view.type == KvType::F16 ? 2 : 1;
+    cuda::copy_async(data.data(), cpu.data, rows * view.head_dim * esize, test_stream().get());
+    if (view.type == KvType::Int8) cuda::copy_async(scales.data(), cpu.scales, rows * sizeof(float), test_stream().get());
+    test_stream().synchronize();
+  }
+};
+
+// A CPU cache of one layer with positions [0, n_written) filled with random rows.
+struct FilledCache {
+  core::KvCache cpu;
+  FilledCache(KvType type, int n_ctx, int n_head_kv, int dk, int dv, int32_t n_written, test::Rng& rng)
+      : cpu(type, 1, n_ctx, n_head_kv, dk, dv) {
+    for (int32_t p = 0; p < n_written; ++p) {
+      const std::vector<float> k = rng.vec(static_cast<size_t>(n_head_kv) * dk);
+      const std::vector<float> v = rng.vec(static_cast<size_t>(n_head_kv) * dv);
+      cpu.write(0, p, k.data(), v.data());
+    }
+  }
+};
+
+}  // namespace
+
+// Tolerance: bit-exact. The device encodes with the CPU's operations (RNE
+// half conversion; d = amax / 127 and roundf(x / d) with IEEE division), so
+// the stored bytes and scales must be identical; positions not named must
+// keep their poison.
+TEST_CASE("kv_write stores rows exactly as the CPU KvCache") {
+  for (KvType type : {KvType::F16, KvType::Int8}) {
+    for (int head_dim : {128, 80, 7}) {
+      DYNAMIC_SECTION(type_name(type) << " head_dim=" << head_dim) {
+        test::Rng rng = test::rng_for(300 + head_dim + static_cast<int>(type));
+        const int n_ctx = 50, n_head_kv = 4, T = 9;
+        // Distinct positions in random order.
+        std::vector<int32_t> all(n_ctx);
+        std::iota(all.begin(), all.end(), 0);
+        std::shuffle(all.begin(), all.end(), rng.gen);
+        const std::vector<int32_t> pos(all.begin(), all.begin() + T);
+        std::vector<float> x = rng.vec(static_cast<size_t>(T) * n_head_kv * head_dim, 4.0f);
+        std::fill_n(x.begin() + head_dim, head_dim, 0.0f);  // one all-zero row: Int8 d = 0
+
+        core::KvCache cpu(type, 1, n_ctx, n_head_kv, head_dim, head_dim);
+        for (int t = 0; t < T; ++t) {
+          const float* row = &x[static_cast<size_t>(t) * n_head_kv * head_dim];
+          cpu.write(0, pos[t], row, row);
+        }
+        DevicePlane dev(type, n_ctx, n_head_kv, head_dim);
+        cuda::DeviceBuffer dx = test::to_device(x), dpos = test::to_device(pos);
+        cuda::kv_write(dx.as<float>(), dpos.as<int32_t>(), T, dev.view, test_stream().get());
+
+        const core::KvView kv = cpu.k_view(0);
+        const size_t esize = type == KvType::F16 ? 2 : 1;
+        const size_t row_bytes = head_dim * esize;
+        const std::vector<uint8_t> got = test::to_host<uint8_t>(dev.data, dev.data.size());
+        const std::vector<float> got_scales = test::to_host<float>(dev.scales, dev.scales.count<float>());
+        std::vector<bool> written(n_ctx, false);
+        for (int32_t p : pos) written[p] = true;
+        for (int32_t p = 0; p < n_ctx; ++p) {
+          for (int h = 0; h < n_head_kv; ++h) {
+            const size_t r = static_cast<size_t>(p) * n_head_kv + h;
+            INFO("position " << p << " head " << h << (written[p] ? " (written)" : " (not written: must stay 0xFF)"));
+            if (written[p]) {
+              CHECK_REPORT(test::byte_mismatches(&got[r * row_bytes], static_cast<const uint8_t*>(kv.data) + r * row_bytes,
+                                                 row_bytes));
+              if (type == KvType::Int8) CHECK_REPORT(test::byte_mismatches(&got_scales[r], &kv.scales[r], sizeof(float)));
+            } else {
+              const std::vector<uint8_t> ff(row_bytes, 0xFF);
+              CHECK_REPORT(test::byte_mismatches(&got[r * row_bytes], ff.data(), row_bytes));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+struct AttnCase {
+  int n_head, n_head_kv, dk, dv;
+  int32_t pos0;
+  int T;  // prompt rows (decode: n_kv = pos0 + T, one query)
+};
+
+std::string describe(const AttnCase& c) {
+  return "heads=" + std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) + " dk=" + std::to_string(c.dk) +
+         " dv=" + std::to_string(c.dv) + " pos0=" + std::to_string(c.pos0) + " T=" + std::to_string(c.T);
+}
+
+// Reference: cpu::attention_row for query row t over [0, pos0 + t].
+std::vector<float> reference(const std::vector<float>& q, const core::KvCache& cache, const AttnCase& c, int rows,
+                             int32_t first_n_kv, float scale) {
+  std::vector<float> want(static_cast<size_t>(rows) * c.n_head * c.dv);
+  for (int t = 0; t < rows; ++t) {
+    core::cpu::attention_row(&q[static_cast<size_t>(t) * c.n_head * c.dk], cache.k_view(0), cache.v_view(0), c.n_head,
+                             first_n_kv + t, scale, &want[static_cast<size_t>(t) * c.n_head * c.dv]);
+  }
+  return want;
+}
+
+std::function<std::string(size_t)> where(const AttnCase& c) {
+  return [c](size_t i) {
+    return "row " + std::to_string(i / (c.n_head * c.dv)) + " head " + std::to_string(i / c.dv % c.n_head) + " col " +
+           std::to_string(i % c.dv);
+  };
+}
+
+// Both sides read the same stored K/V, so only F32 rounding (dot order, the
+// online vs two-pass softmax, expf ulps) separates them; outputs are
+// averages of |V| <= 1.
+constexpr test::Tol kAttnTol{1e-5, 1e-5};
+
+}  // namespace
+
+// Tolerance: kAttnTol (1e-5 absolute + 1e-5 relative) for F16 and INT8
+// caches alike; two runs bit-identical.
+TEST_CASE("attention_prompt matches cpu::attention_row, causal, GQA, F16 and INT8") {
+  const AttnCase cases[] = {
+      {8, 2, 128, 128, 0, 70},     // first chunk, several key tiles, padding rows
+      {8, 2, 128, 128, 100, 37},   // a later chunk over earlier positions
+      {32, 4, 128, 128, 0, 19},    // qwen3-30b-a3b heads
+      {4, 4, 64, 64, 5, 66},       // no GQA
+      {16, 2, 256, 256, 0, 40},    // largest head dims
+      {6, 3, 40, 24, 3, 29},       // odd sizes: scalar loads, masked columns
+      {3, 1, 18, 10, 2, 9},        // head_dim_k not a multiple of 4: padded Q/K columns
+      {2, 1, 16, 8, 0, 1},         // one row
+  };
+  for (KvType type : {KvType::F16, KvType::Int8}) {
+    for (const AttnCase& c : cases) {
+      DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
+        test::Rng rng = test::rng_for(400 + c.dk + c.T + static_cast<int>(type));
+        const int32_t n_kv = c.pos0 + c.T;
+        const int n_ctx = n_kv + 13;  // unwritten, poisoned positions after the last one
+        FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
+        DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
+        dk.upload_prefix(cache.cpu.k_view(0), n_kv);
+        dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+        const std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk, 3.0f);
+        const std::vector<float> want = reference(q, cache.cpu, c, c.T, c.pos0 + 1, scale);
+
+        cuda::DeviceBuffer dq = test::to_device(q);
+        cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
+        auto run = [&] {
+          cuda::attention_prompt(dq.as<float>(), dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
+                                 test_stream().get());
+          return test::to_host<float>(out, want.size());
+        };
+        const std::vector<float> got = run();
+        CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), kAttnTol, where(c)));
+        test::poison(out);
+        CHECK(test::bit_equal(run(), got));
+      }
+    }
+  }
+}
+
+// Tolerance: kAttnTol; two runs bit-identical. n_kv values cover one split,
+// two, many, and the 32-split cap.
+TEST_CASE("attention_decode (split-K) matches cpu::attention_row") {
+  const AttnCase cases[] = {
+      {32, 4, 128, 128, 0, 1},      // n_kv = 1
+      {32, 4, 128, 128, 0, 200},    // one split
+      {32, 4, 128, 128, 0, 300},    // two splits, the last short
+      {16, 1, 128, 128, 0, 5000},   // group of 16, 20 splits
+      {8, 8, 64, 64, 0, 20000},     // no GQA, 32 splits of 640 keys
+      {6, 2, 40, 24, 0, 777},       // odd sizes
+  };
+  for (KvType type : {KvType::F16, KvType::Int8}) {
+    for (const AttnCase& c : cases) {
+      DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
+        test::Rng rng = test::rng_for(500 + c.T + c.dk + static_cast<int>(type));
+        const int32_t n_kv = c.T;
+        const int n_ctx = n_kv + 64;
+        FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
+        DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
+        dk.upload_prefix(cache.cpu.k_view(0), n_kv);
+        dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+        const std::vector<float> q = rng.vec(static_cast<size_t>(c.n_head) * c.dk, 3.0f);
+        const std::vector<float> want = reference(q, cache.cpu, c, 1, n_kv, scale);
+
+        cuda::DeviceBuffer dq = test::to_device(q);
+        cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
+        cuda::DeviceBuffer ws = test::poisoned(cuda::attention_decode_workspace_bytes(c.n_head, c.dv));
+        auto run = [&] {
+          cuda::attention_decode(dq.as<float>(), dk.view, dv.view, c.n_head, n_kv, scale, out.as<float>(), ws.data(),
+                                 ws.size(), test_stream().get());
+          return test::to_host<float>(out, want.size());
+        };
+        const std::vector<float> got = run();
+        CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), kAttnTol, where(c)));
+        test::poison(out);
+        test::poison(ws);
+        CHECK(test::bit_equal(run(), got));
+      }
+    }
+  }
+}
+
+TEST_CASE("attention launchers reject bad arguments") {
+  DevicePlane k(KvType::F16, 64, 2, 128), v(KvType::F16, 64, 2, 128);
+  float* none = nullptr;
+  const cudaStream_t s = test_stream().get();
+  CHECK(test::status_of([&] { cuda::attention_prompt(none, k.view, v.view, 8, 10, 60, 1.0f, none, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // pos0 + T > n_ctx
+  CHECK(test::status_of([&] { cuda::attention_prompt(none, k.view, v.view, 7, 1, 0, 1.0f, none, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // 7 heads over 2 kv heads
+  CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, 0, 1.0f, none, none, 0, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // n_kv = 0
+  DevicePlane big_k(KvType::F16, 4096, 1, 64), big_v(KvType::F16, 4096, 1, 64);
+  CHECK(test::status_of([&] { cuda::attention_decode(none, big_k.view, big_v.view, 1, 4096, 1.0f, none, none, 16, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // needs splits: workspace too small
+  DevicePlane wide_k(KvType::F16, 4, 1, 512), wide_v(KvType::F16, 4, 1, 512);
+  CHECK(test::status_of([&] { cuda::attention_prompt(none, wide_k.view, wide_v.view, 1, 1, 0, 1.0f, none, s); }) ==
+        STRATA_ERR_UNSUPPORTED);  // head_dim 512
+  cuda::KvDeviceView no_scales = k.view;
+  no_scales.type = KvType::Int8;
+  no_scales.scales = nullptr;
+  CHECK(test::status_of([&] { cuda::kv_write(none, nullptr, 1, no_scales, s); }) == STRATA_ERR_INVALID_ARGUMENT);
+}

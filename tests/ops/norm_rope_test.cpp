@@ -1,0 +1,131 @@
+// rmsnorm and rope kernels against cpu::rmsnorm and cpu::rope_neox / rope_norm.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/cpu/ops.h"
+#include "core/error.h"
+#include "cuda/norm.cuh"
+#include "cuda/rope.cuh"
+#include "ops/ops_util.h"
+
+using namespace strata;
+using strata::test::test_stream;
+
+namespace {
+
+struct NormCase {
+  int64_t rows, n;
+  bool weights, in_place;
+};
+
+}  // namespace
+
+// Tolerance: relative 1e-5 (+1e-6 absolute): the GPU sums squares in a tree,
+// the CPU in ascending order, so the scale differs by a few F32 ulps.
+TEST_CASE("rmsnorm matches cpu::rmsnorm and is deterministic") {
+  const NormCase cases[] = {
+      {7, 2048, true, false},      // hidden rows, warp per row
+      {5 * 32, 128, true, true},   // per-head Q norm: rows = T * n_head, in place
+      {3, 4099, true, false},      // long odd rows: block per row
+      {9, 1, false, false},        // n = 1, no weights
+      {1, 1024, false, true},      // largest warp-per-row size
+      {2, 1025, true, true},       // smallest block-per-row size
+  };
+  for (const NormCase& c : cases) {
+    DYNAMIC_SECTION("rows=" << c.rows << " n=" << c.n << (c.weights ? " w" : " no-w") << (c.in_place ? " in-place" : "")) {
+      test::Rng rng = test::rng_for(100 + c.n);
+      const float eps = 1e-6f;
+      const std::vector<float> x = rng.vec(c.rows * c.n, 3.0f);
+      const std::vector<float> w = rng.vec(c.n);
+      std::vector<float> want(x.size());
+      for (int64_t r = 0; r < c.rows; ++r)
+        core::cpu::rmsnorm(&x[r * c.n], c.weights ? w.data() : nullptr, &want[r * c.n], c.n, eps);
+
+      cuda::DeviceBuffer dx = test::to_device(x), dw = test::to_device(w);
+      cuda::DeviceBuffer dy = test::poisoned(x.size() * sizeof(float));
+      auto run = [&] {
+        if (c.in_place) {
+          cuda::copy_async(dy.data(), dx.data(), dx.size(), test_stream().get());
+          cuda::rmsnorm(dy.as<float>(), c.weights ? dw.as<float>() : nullptr, dy.as<float>(), c.rows, c.n, eps,
+                        test_stream().get());
+        } else {
+          cuda::rmsnorm(dx.as<float>(), c.weights ? dw.as<float>() : nullptr, dy.as<float>(), c.rows, c.n, eps,
+                        test_stream().get());
+        }
+        return test::to_host<float>(dy, x.size());
+      };
+      const std::vector<float> got = run();
+      const int64_t n = c.n;
+      CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), {1e-6, 1e-5},
+                                    [n](size_t i) { return "row " + std::to_string(i / n) + " col " + std::to_string(i % n); }));
+      test::poison(dy);
+      CHECK(test::bit_equal(run(), got));
+    }
+  }
+}
+
+TEST_CASE("rmsnorm rejects bad shapes") {
+  float* none = nullptr;
+  CHECK_THROWS_AS(cuda::rmsnorm(none, none, none, 1, 0, 1e-6f, test_stream().get()), core::Error);
+  CHECK_THROWS_AS(cuda::rmsnorm(none, none, none, -1, 8, 1e-6f, test_stream().get()), core::Error);
+  CHECK_NOTHROW(cuda::rmsnorm(none, none, none, 0, 8, 1e-6f, test_stream().get()));
+}
+
+namespace {
+
+struct RopeCase {
+  core::RopeStyle style;
+  int T, n_head, head_dim, n_rot;
+  float freq_base;
+  int32_t max_pos;
+};
+
+}  // namespace
+
+// Tolerance: 1e-6 absolute + 1e-6 relative. Angles, cos and sin are computed
+// in double and rounded once on both sides and the rotation uses the same
+// unfused F32 operations, so results are equal unless the device's double
+// cos/sin round to the other float neighbour (about one value in 1e7).
+TEST_CASE("rope matches cpu::rope_neox / rope_norm at arbitrary positions") {
+  const RopeCase cases[] = {
+      {core::RopeStyle::Neox, 11, 32, 128, 128, 1e6f, 40000},  // qwen3moe Q
+      {core::RopeStyle::Neox, 11, 4, 128, 128, 1e6f, 40000},   // qwen3moe K
+      {core::RopeStyle::Neox, 6, 3, 128, 64, 10000.0f, 500},   // partial rotation
+      {core::RopeStyle::Adjacent, 9, 8, 64, 64, 10000.0f, 131072},
+      {core::RopeStyle::Adjacent, 4, 2, 80, 32, 500000.0f, 7},  // partial, odd head count
+  };
+  int idx = 0;
+  for (const RopeCase& c : cases) {
+    DYNAMIC_SECTION("case " << idx++ << (c.style == core::RopeStyle::Neox ? " neox" : " adjacent") << " T=" << c.T
+                            << " heads=" << c.n_head << " head_dim=" << c.head_dim << " n_rot=" << c.n_rot) {
+      test::Rng rng = test::rng_for(200 + idx);
+      const size_t row = static_cast<size_t>(c.n_head) * c.head_dim;
+      const std::vector<float> x = rng.vec(c.T * row, 2.0f);
+      std::vector<int32_t> pos(c.T);
+      for (int32_t& p : pos) p = rng.int_in(0, c.max_pos);  // unordered, repeats allowed
+      std::vector<float> want = x;
+      for (int t = 0; t < c.T; ++t) {
+        auto cpu_rope = c.style == core::RopeStyle::Neox ? core::cpu::rope_neox : core::cpu::rope_norm;
+        cpu_rope(&want[t * row], c.n_head, c.head_dim, pos[t], c.freq_base, c.n_rot);
+      }
+      cuda::DeviceBuffer dx = test::to_device(x), dpos = test::to_device(pos);
+      cuda::rope(dx.as<float>(), dpos.as<int32_t>(), c.T, c.n_head, c.head_dim, c.n_rot, c.freq_base, c.style,
+                 test_stream().get());
+      const std::vector<float> got = test::to_host<float>(dx, x.size());
+      const int hd = c.head_dim, nh = c.n_head;
+      CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), {1e-6, 1e-6}, [&](size_t i) {
+        return "t " + std::to_string(i / (nh * hd)) + " (pos " + std::to_string(pos[i / (nh * hd)]) + ") head " +
+               std::to_string(i / hd % nh) + " dim " + std::to_string(i % hd);
+      }));
+    }
+  }
+}
+
+TEST_CASE("rope rejects an odd or oversized n_rot") {
+  float* none = nullptr;
+  const int32_t* no_pos = nullptr;
+  CHECK_THROWS_AS(cuda::rope(none, no_pos, 1, 1, 64, 63, 1e4f, core::RopeStyle::Neox, test_stream().get()), core::Error);
+  CHECK_THROWS_AS(cuda::rope(none, no_pos, 1, 1, 64, 66, 1e4f, core::RopeStyle::Neox, test_stream().get()), core::Error);
+}
