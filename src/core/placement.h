@@ -31,7 +31,7 @@ struct PlacementInput {
   // Ring slots hold any blob, so a slot is the largest blob rounded up to
   // slot_align; 0 means exactly that (a bigger value is allowed, not a smaller).
   uint64_t slot_bytes = 0;
-  int32_t min_slots = 3;          // the ring cannot overlap copy and compute with fewer
+  int32_t min_slots = 3;          // one slot being read, one ready, one filling: fewer stalls the link on jitter
   int32_t ring_slots_wanted = 0;  // depth to reserve before residents (cost::choose_ring_depth); 0 = min_slots
   int32_t max_slots = 0;          // cap on the depth; 0 = two layers' worth (2 x the most experts of a layer)
 

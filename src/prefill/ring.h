@@ -48,7 +48,7 @@ RingMode choose_ring_mode(int64_t n_tokens, int k, int n_expert, double threshol
 // What the ring streams for one chunk on one device.
 struct RingInput {
   RingMode mode = RingMode::Routed;
-  int32_t n_slots = 3;  // >= 1; placement gives >= 3 (fewer cannot overlap a load with two computes)
+  int32_t n_slots = 3;  // >= 1; placement gives >= 3 (one slot read, one ready, one filling)
   int32_t first_slot =
       0;  // the previous chunk's RingSchedule::next_slot: reuse continues with the slot freed longest ago
   // Per layer (of this device), the experts to stream in load order; an empty
