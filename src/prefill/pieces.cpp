@@ -1,0 +1,30 @@
+// handoff_piece and the peer_pieces option.
+#include "prefill/pieces.h"
+
+#include "core/error.h"
+
+namespace strata::prefill {
+
+using core::fail;
+
+PieceBounds handoff_piece(int64_t n_rows, int pieces, int i) {
+  if (n_rows < 0 || pieces < 1 || i < 0 || i >= pieces) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "handoff_piece: n_rows={} pieces={} i={}", n_rows, pieces, i);
+  }
+  // floor(n * i / p) without forming n * i: n = q * p + r, so it is
+  // q * i + floor(r * i / p), and r * i < p * p cannot overflow.
+  const int64_t q = n_rows / pieces, r = n_rows % pieces;
+  auto bound = [&](int64_t j) { return q * j + r * j / pieces; };
+  return {bound(i), bound(i + 1)};
+}
+
+int resolve_peer_pieces(int64_t setting) {
+  if (setting < 0 || setting > 1024) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "peer_pieces {}: use 0 (off), 1 (on, {} pieces) or a count up to 1024", setting,
+         kDefaultPeerPieces);
+  }
+  if (setting == 1) return kDefaultPeerPieces;
+  return static_cast<int>(setting);
+}
+
+}  // namespace strata::prefill

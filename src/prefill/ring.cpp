@@ -1,0 +1,89 @@
+// plan_ring and the rule that picks the ring mode of a chunk.
+#include "prefill/ring.h"
+
+#include <cmath>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "prefill/row_table.h"
+
+namespace strata::prefill {
+
+using core::fail;
+
+double expected_routed_fraction(int64_t n_tokens, int k, int n_expert) {
+  if (n_tokens < 0 || k < 1 || n_expert < k) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "routed fraction: n_tokens={} k={} n_expert={}", n_tokens, k, n_expert);
+  }
+  // pow of a value in [0, 1) to an integer power: exact enough, and 0 for k = n.
+  return 1.0 - std::pow(1.0 - static_cast<double>(k) / n_expert, static_cast<double>(n_tokens));
+}
+
+double expected_routed_fraction(int64_t n_tokens, std::span<const double> p_token) {
+  if (n_tokens < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "routed fraction: n_tokens={}", n_tokens);
+  if (p_token.empty()) return 0.0;
+  double sum = 0;
+  for (double p : p_token) {
+    if (!(p >= 0 && p <= 1)) fail(STRATA_ERR_INVALID_ARGUMENT, "routed fraction: probability {}", p);
+    sum += 1.0 - std::pow(1.0 - p, static_cast<double>(n_tokens));
+  }
+  return sum / static_cast<double>(p_token.size());
+}
+
+RingMode choose_ring_mode(int64_t n_tokens, int k, int n_expert, double threshold) {
+  if (!(threshold > 0 && threshold <= 1)) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "ring mode: threshold {} outside (0, 1]", threshold);
+  }
+  return expected_routed_fraction(n_tokens, k, n_expert) >= threshold ? RingMode::StreamAll : RingMode::Routed;
+}
+
+std::vector<int32_t> ring_layer_all(const std::vector<bool>& streamed) {
+  std::vector<int32_t> list;
+  for (size_t e = 0; e < streamed.size(); ++e) {
+    if (streamed[e]) list.push_back(static_cast<int32_t>(e));
+  }
+  return list;
+}
+
+std::vector<int32_t> ring_layer_routed(const RowTable& t, const std::vector<bool>& streamed) {
+  if (static_cast<int64_t>(streamed.size()) != t.n_expert) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "ring: streamed mask of {} experts for a table of {}", streamed.size(),
+         t.n_expert);
+  }
+  std::vector<int32_t> list;
+  for (int32_t e : t.active) {
+    if (streamed[e]) list.push_back(e);
+  }
+  return list;
+}
+
+RingSchedule plan_ring(const RingInput& in) {
+  if (in.n_slots < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "ring: {} slots", in.n_slots);
+  if (in.first_slot < 0 || in.first_slot >= in.n_slots) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "ring: first slot {} outside [0, {})", in.first_slot, in.n_slots);
+  }
+  RingSchedule s;
+  s.mode = in.mode;
+  s.n_slots = in.n_slots;
+  s.layer_begin.push_back(0);
+  int32_t slot = in.first_slot;
+  for (size_t l = 0; l < in.layers.size(); ++l) {
+    std::unordered_set<int32_t> seen;
+    for (int32_t e : in.layers[l]) {
+      if (e < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "ring: layer {} lists expert {}", l, e);
+      if (!seen.insert(e).second) fail(STRATA_ERR_INVALID_ARGUMENT, "ring: layer {} lists expert {} twice", l, e);
+      const int32_t i = static_cast<int32_t>(s.loads.size());
+      const int32_t layer = static_cast<int32_t>(l);
+      RingLoad load{layer, e, slot, i - in.n_slots >= 0 ? i - in.n_slots : -1,
+                    in.mode == RingMode::StreamAll ? -1 : layer};
+      s.loads.push_back(load);
+      s.computes.push_back({layer, e, slot, i});
+      slot = slot + 1 == in.n_slots ? 0 : slot + 1;
+    }
+    s.layer_begin.push_back(static_cast<int32_t>(s.loads.size()));
+  }
+  s.next_slot = slot;
+  return s;
+}
+
+}  // namespace strata::prefill
