@@ -1,0 +1,96 @@
+// GEMM dispatcher: checks GemmArgs, resolves defaults, sizes the grid and calls the per-type kernel instance.
+//
+// Large F16/BF16 matrices: the exact F32 kernel runs at CUDA-core speed. If a
+// model ever brings big float matrices, cublasGemmEx on 16-bit activations
+// (F32 compute) is the fast path, at the price of rounding the activations;
+// nothing in the Qwen3-MoE GGUFs needs it (their float matrices are routers).
+#include "cuda/mmq.cuh"
+
+#include <algorithm>
+
+#include "cuda/gemm_check.h"
+#include "cuda/mmq_internal.cuh"
+
+namespace strata::cuda {
+
+using core::GgmlType;
+
+namespace {
+
+void gemm_launch(const gemm_detail::MmParams& p, GgmlType type, dim3 grid, cudaStream_t stream) {
+  switch (type) {
+    case GgmlType::Q4_K: return gemm_detail::launch_mmq_q4_k(p, grid, stream);
+    case GgmlType::Q5_K: return gemm_detail::launch_mmq_q5_k(p, grid, stream);
+    case GgmlType::Q6_K: return gemm_detail::launch_mmq_q6_k(p, grid, stream);
+    case GgmlType::Q8_0: return gemm_detail::launch_mmq_q8_0(p, grid, stream);
+    case GgmlType::F32: return gemm_detail::launch_mmq_f32(p, grid, stream);
+    case GgmlType::F16: return gemm_detail::launch_mmq_f16(p, grid, stream);
+    case GgmlType::BF16: return gemm_detail::launch_mmq_bf16(p, grid, stream);
+    default: break;
+  }
+}
+
+}  // namespace
+
+void gemm(const GemmArgs& a, cudaStream_t stream) {
+  constexpr const char* op = "gemm";
+  gemm_detail::check_stream(op, stream);
+  const GgmlType type = a.w.type;
+  const bool quant = gemm_detail::quantized_type(type);
+  const bool pair = a.epi == Epilogue::SwigluPair;
+  gemm_detail::check_weights(op, a.w, pair ? &a.w2 : nullptr, quant ? 256 : 32);
+  const int64_t n_in = a.w.n_in, n_out = a.w.n_out;
+  require(a.n_rows >= 0 && a.n_rows < (1LL << 31), op, "0 <= n_rows < 2^31", {{"n_rows", a.n_rows}});
+  if (a.n_rows == 0) return;
+  const auto act_row = static_cast<int64_t>(core::activation_row_size(core::activation_kind(type), n_in));
+  const int64_t ld_x = a.ld_x != 0 ? a.ld_x : act_row;
+  const int64_t ld_y = a.ld_y != 0 ? a.ld_y : n_out;
+  require(a.x != nullptr && ld_x >= act_row && ld_x % 16 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0, op,
+          "activation rows 16-byte aligned, ld_x >= one row's bytes", {{"ld_x", ld_x}, {"row_bytes", act_row}});
+  require(a.y != nullptr && ld_y >= n_out, op, "y and ld_y >= n_out", {{"ld_y", ld_y}, {"n_out", n_out}});
+  require(a.x_div >= 1 && (a.x_rows != nullptr || a.x_div == 1), op, "x_div >= 1, and 1 without x_rows",
+          {{"x_div", a.x_div}});
+  const int64_t ld_yq = a.ld_yq != 0 ? a.ld_yq : n_out / 32;
+  require(a.yq == nullptr || (n_out % 32 == 0 && ld_yq >= n_out / 32 && reinterpret_cast<uintptr_t>(a.yq) % 8 == 0),
+          op, "n_out % 32 == 0, ld_yq >= n_out / 32 and 8-byte alignment for quantized outputs yq",
+          {{"n_out", n_out}, {"ld_yq", ld_yq}});
+  const int64_t rows = quant ? gemm_detail::kMmqRows : gemm_detail::kFmmRows;
+  const int64_t nf = pair ? rows / 2 : rows;
+  const int64_t tiles = a.tiles != nullptr ? a.max_tiles : (a.n_rows + kGemmTileRows - 1) / kGemmTileRows;
+  require(a.tiles == nullptr || (a.tile_count != nullptr && a.max_tiles >= 1), op,
+          "tile_count and max_tiles >= 1 with tiles", {{"max_tiles", a.max_tiles}});
+  require(tiles <= 65535, op, "at most 65535 position tiles (64 positions each)", {{"tiles", tiles}});
+
+  gemm_detail::MmParams p{};
+  p.w = gemm_detail::matrix_set(a.w);
+  p.w2 = gemm_detail::matrix_set(a.w2);
+  p.row_bytes = static_cast<int64_t>(core::row_size(type, n_in));
+  p.n_in = static_cast<int>(n_in);
+  p.n_out = static_cast<int>(n_out);
+  p.x = static_cast<const uint8_t*>(a.x);
+  p.ld_x = ld_x;
+  p.x_rows = a.x_rows;
+  p.x_div = a.x_div;
+  p.y = a.y;
+  p.ld_y = ld_y;
+  p.y_rows = a.y_rows;
+  p.yq = a.yq;
+  p.ld_yq = ld_yq;
+  p.n_rows = a.n_rows;
+  p.tiles = a.tiles;
+  p.tile_count = a.tile_count;
+  p.epi = static_cast<int>(a.epi);
+  gemm_launch(p, type, dim3(static_cast<unsigned>((n_out + nf - 1) / nf), static_cast<unsigned>(tiles)), stream);
+}
+
+void mmq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int64_t n_rows, float* y,
+         cudaStream_t stream) {
+  GemmArgs a;
+  a.w = dense_weights(type, w, n_in, n_out);
+  a.x = x;
+  a.y = y;
+  a.n_rows = n_rows;
+  gemm(a, stream);
+}
+
+}  // namespace strata::cuda

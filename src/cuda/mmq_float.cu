@@ -1,0 +1,153 @@
+// The GEMM kernel for F32/F16/BF16 weights: a 64 x 64 F32 tile per block, products and sums rounded as the CPU does.
+//
+// Float weights multiply F32 activations (core::activation_kind), and the CPU
+// reference rounds every product before adding it. Tensor cores would round
+// the activations to 16 bits; this kernel keeps vec_dot's exact operations
+// (__fmul_rn then __fadd_rn, ascending K, no FMA), so its outputs equal the
+// CPU's bit for bit. In the models this library targets, float matrices are
+// the small ones (the router); see the note in mmq.cu for large ones.
+//
+// 256 threads, each 4 rows x 4 positions; K steps of 32 staged through
+// registers into a second shared buffer while the first is used.
+#include "cuda/gemm_check.h"
+#include "cuda/gemm_device.cuh"
+#include "cuda/mmq_internal.cuh"
+#include "cuda/mmq_tile.cuh"
+
+namespace strata::cuda::gemm_detail {
+namespace {
+
+constexpr int kBK = 32;
+constexpr int kLd = kFmmRows + 4;  // floats per shared row; kFmmRows == kTileCols == 64
+static_assert(kFmmRows == kTileCols, "the epilogue tile reuses the weight buffers");
+
+// Global values of one K step held in registers between fetch and stash.
+template <GgmlType T>
+struct Staged {
+  float4 w[2];  // F32: two float4 of weights
+  uint4 h;      // F16/BF16: eight 16-bit weights
+  float4 x[2];
+};
+
+template <GgmlType T>
+static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p) {
+  __shared__ __align__(16) float Ws[2][kBK][kLd];
+  __shared__ __align__(16) float Xs[2][kBK][kLd];
+  __shared__ int xrow[kTileCols], yrow[kTileCols];
+  BlockTile bt;
+  if (!resolve_tile<kFmmRows>(p, xrow, yrow, bt)) return;
+
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int nk = p.n_in / kBK;
+  Staged<T> st;
+
+  // Weights: F32 as 64 rows x 8 float4 (2 per thread), 16-bit as 64 rows x
+  // 4 x 8 values (1 per thread); activations 64 rows x 8 float4 (2 per thread).
+  auto fetch = [&](int k0) {
+    if constexpr (T == GgmlType::F32) {
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int i = tid + 256 * q, r = i / 8, kc = i % 8;
+        const uint8_t* row = tile_row(p, bt, r);
+        st.w[q] = row != nullptr ? __ldg(reinterpret_cast<const float4*>(row) + (k0 / 4 + kc))
+                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+    } else {
+      const int r = tid / 4, kc = tid % 4;
+      const uint8_t* row = tile_row(p, bt, r);
+      st.h = row != nullptr ? __ldg(reinterpret_cast<const uint4*>(row) + (k0 / 8 + kc)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int i = tid + 256 * q, e = i / 8, kc = i % 8;
+      st.x[q] = xrow[e] >= 0
+                    ? __ldg(reinterpret_cast<const float4*>(p.x + static_cast<int64_t>(xrow[e]) * p.ld_x) + (k0 / 4 + kc))
+                    : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  };
+  auto stash = [&](int buf) {
+    if constexpr (T == GgmlType::F32) {
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int i = tid + 256 * q, r = i / 8, k = 4 * (i % 8);
+        Ws[buf][k][r] = st.w[q].x;
+        Ws[buf][k + 1][r] = st.w[q].y;
+        Ws[buf][k + 2][r] = st.w[q].z;
+        Ws[buf][k + 3][r] = st.w[q].w;
+      }
+    } else {
+      const int r = tid / 4, k = 8 * (tid % 4);
+      const uint32_t h[4] = {st.h.x, st.h.y, st.h.z, st.h.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if constexpr (T == GgmlType::F16) {
+          Ws[buf][k + 2 * i][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] & 0xffffu)));
+          Ws[buf][k + 2 * i + 1][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] >> 16)));
+        } else {
+          Ws[buf][k + 2 * i][r] = bf16_bits_to_float(h[i] & 0xffffu);
+          Ws[buf][k + 2 * i + 1][r] = bf16_bits_to_float(h[i] >> 16);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int i = tid + 256 * q, e = i / 8, k = 4 * (i % 8);
+      Xs[buf][k][e] = st.x[q].x;
+      Xs[buf][k + 1][e] = st.x[q].y;
+      Xs[buf][k + 2][e] = st.x[q].z;
+      Xs[buf][k + 3][e] = st.x[q].w;
+    }
+  };
+
+  float acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+
+  fetch(0);
+  stash(0);
+  __syncthreads();
+  for (int kt = 0; kt < nk; ++kt) {
+    const int buf = kt & 1;
+    if (kt + 1 < nk) fetch((kt + 1) * kBK);
+#pragma unroll 8
+    for (int k = 0; k < kBK; ++k) {
+      const float4 w = *reinterpret_cast<const float4*>(&Ws[buf][k][4 * tx]);
+      const float4 x = *reinterpret_cast<const float4*>(&Xs[buf][k][4 * ty]);
+      const float wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = __fadd_rn(acc[i][j], __fmul_rn(wv[i], xv[j]));
+    }
+    // The other buffer was last read before the previous barrier.
+    if (kt + 1 < nk) stash(buf ^ 1);
+    __syncthreads();
+  }
+
+  float* Cs = &Ws[0][0][0];  // [64 positions][kLd], 64 * 68 floats == sizeof Ws
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    *reinterpret_cast<float4*>(&Cs[(4 * ty + j) * kLd + 4 * tx]) =
+        make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+  }
+  __syncthreads();
+  store_tile<256>(p, bt, Cs, kLd, yrow);
+}
+
+template <GgmlType T>
+void launch_float(const MmParams& p, dim3 grid, cudaStream_t stream) {
+  mmq_float_kernel<T><<<grid, 256, 0, stream>>>(p);
+  launch_check("mmq_float_kernel", stream);
+}
+
+}  // namespace
+
+void launch_mmq_f32(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_float<GgmlType::F32>(p, grid, stream); }
+void launch_mmq_f16(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_float<GgmlType::F16>(p, grid, stream); }
+void launch_mmq_bf16(const MmParams& p, dim3 grid, cudaStream_t stream) {
+  launch_float<GgmlType::BF16>(p, grid, stream);
+}
+
+}  // namespace strata::cuda::gemm_detail

@@ -1,0 +1,52 @@
+// Between the GEMM dispatcher (mmq.cu) and its per-type instance files: kernel parameters and launchers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/quant.h"
+#include "cuda/gemm_host.h"
+#include "cuda/gemm_types.h"
+
+namespace strata::cuda::gemm_detail {
+
+// GemmArgs resolved for the kernels (defaults filled in, row sizes known).
+struct MmParams {
+  MatrixSet w;
+  MatrixSet w2;
+  int64_t row_bytes;
+  int n_in;
+  int n_out;
+  const uint8_t* x;
+  int64_t ld_x;  // bytes
+  const int32_t* x_rows;
+  int x_div;
+  float* y;
+  int64_t ld_y;  // floats
+  const int32_t* y_rows;
+  core::BlockQ8A* yq;  // optional: the output rows also quantized to Q8A (n_out % 32 == 0)
+  int64_t ld_yq;       // blocks
+  int64_t n_rows;
+  const GemmTile* tiles;
+  const int32_t* tile_count;
+  int epi;
+};
+
+// Output features (weight rows) per block: int8 MMA kernel and F32 kernel.
+// In SwigluPair mode a block holds half as many gate rows and as many up rows.
+inline constexpr int kMmqRows = 128;
+inline constexpr int kFmmRows = 64;
+
+// Launchers of the kernel for each weight type over grid (feature tiles,
+// position tiles); defined in the instance files mmq_<type>.cu and mmq_float.cu.
+void launch_mmq_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_q5_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_f32(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_f16(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_mmq_bf16(const MmParams& p, dim3 grid, cudaStream_t stream);
+
+}  // namespace strata::cuda::gemm_detail

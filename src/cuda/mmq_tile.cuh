@@ -1,0 +1,116 @@
+// Shared by the GEMM kernels: a block's tile (group, positions, row maps), weight-row pointers, the output epilogue.
+#pragma once
+
+#include "cuda/gemm_device.cuh"
+#include "cuda/mmq_internal.cuh"
+
+namespace strata::cuda::gemm_detail {
+
+inline constexpr int kTileCols = kGemmTileRows;  // positions per block
+
+// A block's share of the GEMM: output features [f0, f0 + nf) of one group.
+struct BlockTile {
+  const uint8_t* W;   // the group's (gate) matrix
+  const uint8_t* W2;  // its up matrix in SwigluPair mode, else nullptr
+  int f0;
+  int nf;  // ROWS, or ROWS / 2 in SwigluPair mode (then rows [nf, 2 nf) are up rows)
+};
+
+// Resolves this block's tile and fills xrow/yrow[kTileCols] (shared memory)
+// with each position's activation row and output row, -1 past the tile.
+// Returns false (for the whole block) when a grouped launch, sized for the
+// worst case, has no tile for it. Ends with __syncthreads().
+template <int ROWS>
+__device__ __forceinline__ bool resolve_tile(const MmParams& p, int* xrow, int* yrow, BlockTile& bt) {
+  int group = 0, begin, end;
+  if (p.tiles != nullptr) {
+    if (static_cast<int>(blockIdx.y) >= *p.tile_count) return false;
+    const GemmTile t = p.tiles[blockIdx.y];
+    group = t.group;
+    begin = t.begin;
+    end = t.end;
+  } else {
+    begin = static_cast<int>(blockIdx.y) * kTileCols;
+    end = static_cast<int>(min(static_cast<int64_t>(begin) + kTileCols, p.n_rows));
+  }
+  const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
+  bt.W = matrix_of(p.w, group);
+  bt.W2 = pair ? matrix_of(p.w2, group) : nullptr;
+  bt.nf = pair ? ROWS / 2 : ROWS;
+  bt.f0 = static_cast<int>(blockIdx.x) * bt.nf;
+  for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
+    const int pos = begin + i;
+    const bool in = pos < end;
+    xrow[i] = in ? (p.x_rows != nullptr ? p.x_rows[pos] / p.x_div : pos) : -1;
+    yrow[i] = in ? (p.y_rows != nullptr ? p.y_rows[pos] : pos) : -1;
+  }
+  __syncthreads();
+  return true;
+}
+
+// Weight row r of the block's tile (gate rows first, then up rows in
+// SwigluPair mode); nullptr past n_out.
+__device__ __forceinline__ const uint8_t* tile_row(const MmParams& p, const BlockTile& bt, int r) {
+  const bool up = r >= bt.nf;
+  const int f = bt.f0 + (up ? r - bt.nf : r);
+  if (f >= p.n_out) return nullptr;
+  return (up ? bt.W2 : bt.W) + static_cast<int64_t>(f) * p.row_bytes;
+}
+
+// Writes the block's results from Cs[position][row] (ld floats apart, shared
+// memory) through the epilogue, consecutive threads on consecutive features.
+// The values written are left in Cs[position][0, nf) and, when p.yq is set,
+// quantized from there to Q8A rows exactly as quantize_q8a does (a tile's nf
+// features are whole 32-value blocks). Called by all NTHREADS threads.
+template <int NTHREADS>
+__device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, float* Cs, int ld,
+                                           const int* yrow) {
+  const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
+  const bool mul = p.epi == static_cast<int>(Epilogue::SwigluMul);
+  for (int i = threadIdx.x; i < kTileCols * bt.nf; i += NTHREADS) {
+    const int e = i / bt.nf, f = i - e * bt.nf;
+    const int yr = yrow[e], feat = bt.f0 + f;
+    if (yr < 0 || feat >= p.n_out) continue;
+    float v = Cs[e * ld + f];
+    float* out = p.y + static_cast<int64_t>(yr) * p.ld_y + feat;
+    if (pair) {
+      v = __fmul_rn(silu(v), Cs[e * ld + f + bt.nf]);
+    } else if (mul) {
+      v = __fmul_rn(silu(*out), v);
+    }
+    *out = v;
+    Cs[e * ld + f] = v;  // only this thread reads or writes (e, f) and (e, f + nf)
+  }
+  if (p.yq == nullptr) return;
+  __syncthreads();
+  // One warp per (position, 32-feature block), one value per lane.
+  const int lane = threadIdx.x % 32, blocks = bt.nf / 32;
+  for (int w = threadIdx.x / 32; w < kTileCols * blocks; w += NTHREADS / 32) {
+    const int e = w / blocks, blk = w - e * blocks;
+    const int yr = yrow[e], feat = bt.f0 + 32 * blk;
+    if (yr < 0 || feat >= p.n_out) continue;  // uniform over the warp
+    const float v = Cs[e * ld + 32 * blk + lane];
+    float amax = fabsf(v);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float d = __fdiv_rn(amax, 127.0f);
+    int q = 0;
+    if (d != 0.0f) {
+      float r = roundf(__fdiv_rn(v, d));
+      r = r < 127.0f ? r : 127.0f;
+      r = r > -127.0f ? r : -127.0f;
+      q = static_cast<int>(r);
+    }
+    int sum = q;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    core::BlockQ8A* out = p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32;
+    out->qs[lane] = static_cast<int8_t>(q);
+    if (lane == 0) {
+      out->d = d;
+      out->sum = sum;
+    }
+  }
+}
+
+}  // namespace strata::cuda::gemm_detail

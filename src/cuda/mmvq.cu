@@ -1,0 +1,301 @@
+// Decode matrix-vector kernels: each warp streams 4 weight rows through shared memory, lanes along K, 1..8 tokens.
+//
+// A warp's work item is (4 rows, one K segment of 32 units); a unit is one
+// Q8A block (32 values) of a quantized row or 8 values of a float row, so a
+// segment is 1024 (256) values and each lane takes one unit of each row. The
+// segment's bytes of the 4 rows are copied with 16-byte cp.async into the
+// warp's shared buffer (two buffers: the next item loads while this one is
+// computed), whatever the block alignment. Each lane decodes its unit of
+// each row from shared memory, dots it with its activations (loaded once per
+// item, reused over the 4 rows), and adds the F32 term to its accumulator;
+// the row ends with a butterfly sum over the warp.
+#include "cuda/mmvq.cuh"
+
+#include <algorithm>
+
+#include "cuda/gemm_check.h"
+#include "cuda/gemm_device.cuh"
+#include "cuda/gemm_host.h"
+
+namespace strata::cuda {
+namespace {
+
+using namespace gemm_detail;
+
+constexpr int kWarps = 4;  // per block
+constexpr int kRows = 4;   // weight rows per work item
+
+template <GgmlType T>
+struct MvCfg {
+  static constexpr bool kFloat = is_float_type(T);
+  static constexpr int kUnitVals = kFloat ? 8 : 32;
+  static constexpr int kSegVals = 32 * kUnitVals;
+  static constexpr int kSegBytes = kSegVals / 256 * bytes_per_256(T);
+  // Room for the misaligned head and tail granules of stage_piece.
+  static constexpr int kSlot = (kSegBytes + 30 + 15) / 16 * 16;
+};
+
+struct MvParams {
+  MatrixSet w;
+  MatrixSet w2;
+  const int32_t* ids;
+  int64_t row_bytes;
+  int n_in;
+  int n_out;
+  const uint8_t* x;
+  int64_t ld_x;  // bytes
+  int x_div;
+  int n_tok;
+  float* y;
+  int64_t ld_y;  // floats
+  int epi;
+};
+
+template <GgmlType T, int NT>
+static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams p) {
+  using C = MvCfg<T>;
+  __shared__ __align__(16) uint8_t smem[kWarps][2][kRows][C::kSlot];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int b = blockIdx.y;
+  const int mat = p.ids != nullptr ? p.ids[b] : 0;
+  const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
+  const uint8_t* W = matrix_of(p.w, mat);
+  const uint8_t* W2 = pair ? matrix_of(p.w2, mat) : nullptr;
+  const int F = pair ? kRows / 2 : kRows;  // output features per item
+  const int n_rb = (p.n_out + F - 1) / F;
+  const int units = p.n_in / C::kUnitVals;
+  const int nseg = (units + 31) / 32;
+  const int gw = blockIdx.x * kWarps + warp, nw = gridDim.x * kWarps;
+  if (gw >= n_rb) return;  // no block-wide barriers below
+  const int n_items = ((n_rb - 1 - gw) / nw + 1) * nseg;
+  const uint8_t* X = p.x + static_cast<int64_t>(b / p.x_div) * p.ld_x;
+  float* Y = p.y + static_cast<int64_t>(b) * p.ld_y;
+
+  // Row r of row block rb: the gate/only matrix for r < F, up for r >= F.
+  auto row_ptr = [&](int rb, int r) -> const uint8_t* {
+    const int f = rb * F + r % F;
+    if (f >= p.n_out) return nullptr;
+    return (r < F ? W : W2) + static_cast<int64_t>(f) * p.row_bytes;
+  };
+  auto row_block = [&](int item) { return gw + (item / nseg) * nw; };
+  auto issue = [&](int item) {
+    const int rb = row_block(item), s = item % nseg;
+    const int64_t off = static_cast<int64_t>(s) * C::kSegBytes;
+    const int len = static_cast<int>(min(static_cast<int64_t>(C::kSegBytes), p.row_bytes - off));
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* src = row_ptr(rb, r);
+      if (src != nullptr) stage_piece(smem[warp][item & 1][r], src + off, len, lane, 32);
+    }
+    cp_async_commit();
+  };
+
+  float acc[kRows][NT];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int t = 0; t < NT; ++t) acc[r][t] = 0.0f;
+
+  issue(0);
+  for (int item = 0; item < n_items; ++item) {
+    if (item + 1 < n_items) {
+      issue(item + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncwarp();
+    const int rb = row_block(item), s = item % nseg;
+    const int u = s * 32 + lane;  // this lane's unit of each row
+    if (u < units) {
+      const int64_t off = static_cast<int64_t>(s) * C::kSegBytes;
+      if constexpr (C::kFloat) {
+        float a[NT][8];
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (t < p.n_tok) {
+            const auto* xa = reinterpret_cast<const float4*>(X + t * p.ld_x) + 2 * u;
+            const float4 v0 = __ldg(xa), v1 = __ldg(xa + 1);
+            a[t][0] = v0.x, a[t][1] = v0.y, a[t][2] = v0.z, a[t][3] = v0.w;
+            a[t][4] = v1.x, a[t][5] = v1.y, a[t][6] = v1.z, a[t][7] = v1.w;
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const uint8_t* src = row_ptr(rb, r);
+          if (src == nullptr) continue;
+          const uint8_t* P = smem[warp][item & 1][r] + piece_offset(src + off) + lane * 8 * (bytes_per_256(T) / 256);
+          float w[8];
+          wf8<T>(P, w);
+#pragma unroll
+          for (int t = 0; t < NT; ++t) {
+            if (t < p.n_tok) {
+              float part = 0.0f;
+#pragma unroll
+              for (int i = 0; i < 8; ++i) part = fmaf(w[i], a[t][i], part);
+              acc[r][t] += part;
+            }
+          }
+        }
+      } else {
+        int a[NT][8];
+        float ad[NT], as[NT];
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (t < p.n_tok) {
+            const auto* blk = reinterpret_cast<const int2*>(X + t * p.ld_x + static_cast<int64_t>(u) * 40);
+            const int2 h = __ldg(blk);
+            ad[t] = __int_as_float(h.x);
+            as[t] = i2f_small(h.y);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const int2 q = __ldg(blk + 1 + i);
+              a[t][2 * i] = q.x;
+              a[t][2 * i + 1] = q.y;
+            }
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const uint8_t* src = row_ptr(rb, r);
+          if (src == nullptr) continue;
+          const uint8_t* B = smem[warp][item & 1][r] + piece_offset(src + off) + (lane >> 3) * bytes_per_256(T);
+          const int j = lane & 7;
+          int w[8];
+          w8<T>(B, j, w);
+          const RowScale rs = row_scale<T>(B, j);
+#pragma unroll
+          for (int t = 0; t < NT; ++t) {
+            if (t < p.n_tok) {
+              int lo = 0, hi = 0;
+#pragma unroll
+              for (int k4 = 0; k4 < 4; ++k4) {
+                lo = __dp4a(w[k4], a[t][k4], lo);
+                hi = __dp4a(w[k4 + 4], a[t][k4 + 4], hi);
+              }
+              acc[r][t] = __fadd_rn(acc[r][t], term<T>(rs, lo, hi, ad[t], as[t]));
+            }
+          }
+        }
+      }
+    }
+    if (s == nseg - 1) {
+      // Fixed butterfly: every lane ends with the same sum (a + b == b + a).
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          float v = acc[r][t];
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, o));
+          acc[r][t] = v;
+        }
+      // Lane r * NT + t stores output (r, t).
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          const int f = rb * F + r;
+          if (lane != (r * NT + t) % 32 || t >= p.n_tok || r >= F || f >= p.n_out) continue;
+          float* out = Y + t * p.ld_y + f;
+          if (p.epi == static_cast<int>(Epilogue::Store)) {
+            *out = acc[r][t];
+          } else if (p.epi == static_cast<int>(Epilogue::SwigluMul)) {
+            *out = __fmul_rn(silu(*out), acc[r][t]);
+          } else {
+            *out = __fmul_rn(silu(acc[r][t]), acc[(r + kRows / 2) % kRows][t]);
+          }
+        }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int t = 0; t < NT; ++t) acc[r][t] = 0.0f;
+    }
+    __syncwarp();
+  }
+}
+
+template <GgmlType T>
+void launch_type(const MvParams& p, dim3 grid, cudaStream_t stream) {
+  const int nt = p.n_tok;
+  if (nt == 1) {
+    mmvq_kernel<T, 1><<<grid, kWarps * 32, 0, stream>>>(p);
+  } else if (nt == 2) {
+    mmvq_kernel<T, 2><<<grid, kWarps * 32, 0, stream>>>(p);
+  } else if (nt <= 4) {
+    mmvq_kernel<T, 4><<<grid, kWarps * 32, 0, stream>>>(p);
+  } else {
+    mmvq_kernel<T, 8><<<grid, kWarps * 32, 0, stream>>>(p);
+  }
+  launch_check("mmvq_kernel", stream);
+}
+
+}  // namespace
+
+void mmvq(const MmvqArgs& a, cudaStream_t stream) {
+  constexpr const char* op = "mmvq";
+  check_stream(op, stream);
+  const GgmlType type = a.w.type;
+  const bool quant = quantized_type(type);
+  const bool pair = a.epi == Epilogue::SwigluPair;
+  check_weights(op, a.w, pair ? &a.w2 : nullptr, 32);
+  require(a.n_tok >= 1 && a.n_tok <= 8 && a.n_batch >= 1 && a.n_batch <= 65535 && (a.n_batch == 1 || a.n_tok == 1) &&
+              a.x_div >= 1,
+          op, "1 <= n_tok <= 8, 1 <= n_batch <= 65535, n_tok == 1 when n_batch > 1, x_div >= 1",
+          {{"n_tok", a.n_tok}, {"n_batch", a.n_batch}, {"x_div", a.x_div}});
+  const int64_t act_row = static_cast<int64_t>(core::activation_row_size(core::activation_kind(type), a.w.n_in));
+  const int64_t ld_x = a.ld_x != 0 ? a.ld_x : act_row;
+  const int64_t ld_y = a.ld_y != 0 ? a.ld_y : a.w.n_out;
+  require(ld_x >= act_row && ld_x % (quant ? 8 : 16) == 0 &&
+              reinterpret_cast<uintptr_t>(a.x) % (quant ? 8 : 16) == 0,
+          op, "activation rows of at least one row's bytes, 8-byte (Q8A) or 16-byte (float) aligned",
+          {{"ld_x", ld_x}, {"row_bytes", act_row}});
+  require(ld_y >= a.w.n_out && a.y != nullptr && a.x != nullptr, op, "x, y and ld_y >= n_out", {{"ld_y", ld_y}});
+  require(a.n_batch == 1 || a.ids != nullptr || (a.w.stride == 0 && a.w.ptrs == nullptr), op,
+          "ids for a batch over several matrices");
+
+  MvParams p{};
+  p.w = matrix_set(a.w);
+  p.w2 = matrix_set(a.w2);
+  p.ids = a.ids;
+  p.row_bytes = static_cast<int64_t>(core::row_size(type, a.w.n_in));
+  p.n_in = static_cast<int>(a.w.n_in);
+  p.n_out = static_cast<int>(a.w.n_out);
+  p.x = static_cast<const uint8_t*>(a.x);
+  p.ld_x = ld_x;
+  p.x_div = a.x_div;
+  p.n_tok = a.n_tok;
+  p.y = a.y;
+  p.ld_y = ld_y;
+  p.epi = static_cast<int>(a.epi);
+
+  // Enough resident warps to keep ~100 KB of weights in flight per SM; the
+  // warps loop over the remaining row blocks.
+  const int64_t n_rb = (a.w.n_out + (pair ? kRows / 2 : kRows) - 1) / (pair ? kRows / 2 : kRows);
+  const int64_t want = (n_rb + kWarps - 1) / kWarps;
+  const int64_t cap = std::max<int64_t>(1, 12LL * sm_count() / a.n_batch);
+  const dim3 grid(static_cast<unsigned>(std::min(want, cap)), static_cast<unsigned>(a.n_batch));
+  switch (type) {
+    case GgmlType::F32: return launch_type<GgmlType::F32>(p, grid, stream);
+    case GgmlType::F16: return launch_type<GgmlType::F16>(p, grid, stream);
+    case GgmlType::BF16: return launch_type<GgmlType::BF16>(p, grid, stream);
+    case GgmlType::Q8_0: return launch_type<GgmlType::Q8_0>(p, grid, stream);
+    case GgmlType::Q4_K: return launch_type<GgmlType::Q4_K>(p, grid, stream);
+    case GgmlType::Q5_K: return launch_type<GgmlType::Q5_K>(p, grid, stream);
+    case GgmlType::Q6_K: return launch_type<GgmlType::Q6_K>(p, grid, stream);
+    default: break;
+  }
+}
+
+void mmvq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int n_tok, float* y,
+          cudaStream_t stream) {
+  MmvqArgs a;
+  a.w = dense_weights(type, w, n_in, n_out);
+  a.x = x;
+  a.n_tok = n_tok;
+  a.y = y;
+  mmvq(a, stream);
+}
+
+}  // namespace strata::cuda

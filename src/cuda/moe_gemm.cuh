@@ -1,0 +1,87 @@
+// The routed experts of one MoE layer on the GPU: grouped GEMMs over a row table (prompt), per-entry matvecs (decode).
+//
+// Prompt, per layer (three launches):
+//   gemm_tile_map(table.offsets ...)                  tile list over the experts' row groups
+//   moe_gate_up(x, xq -> h, hq)                      h[p] = silu(gate_e . x_t) * (up_e . x_t), also as Q8A
+//   moe_down(h, hq -> y)                             y[token * k + slot] = down_e . h[p]
+// where p runs over table positions (entries in expert order), e is p's
+// expert and t = entries[p] / k its token. The combine (y rows weighted and
+// summed in slot order) is the caller's next kernel. Every output element is
+// written once by one thread, so results are deterministic and equal
+// core::cpu::expert_ffn's rows: bit for bit for gate/up/down products, with
+// silu's expf the one step that may differ in the last bits.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/quant.h"
+#include "cuda/gemm_types.h"
+
+namespace strata::cuda {
+
+// A prefill::RowTable in device memory (offsets and entries copied as they are).
+struct RowTableView {
+  const int32_t* offsets = nullptr;  // [n_expert + 1]
+  const int32_t* entries = nullptr;  // [n_tokens * k]: token * k + slot, grouped by expert
+  int32_t n_tokens = 0;
+  int32_t k = 0;
+  int32_t n_expert = 0;
+};
+
+// One layer's routed experts; expert e is matrix e of each set (base +
+// e * stride as in the GGUF 3-D tensors, or a pointer table for experts that
+// live in ring slots or anywhere else).
+struct MoeExperts {
+  WeightSet gate;  // n_out = n_ff rows of n_in = n_embd values
+  WeightSet up;    // as gate
+  WeightSet down;  // n_out = n_embd rows of n_in = n_ff values
+};
+
+// Builds the tile list of a grouped GEMM on the device: for each group g of
+// `groups` (device [n_listed]; all n_groups groups in order when null), its
+// positions [offsets[g], offsets[g+1]) cut into tiles of kGemmTileRows, in
+// list order; *tile_count = their number. max_tiles must be at least
+// gemm_max_tiles(positions, listed groups), which bounds the count for any
+// routing. Ids outside [0, n_groups) are skipped. One block; asynchronous.
+void gemm_tile_map(const int32_t* offsets, int32_t n_groups, const int32_t* groups, int32_t n_listed,
+                   GemmTile* tiles, int32_t* tile_count, int64_t max_tiles, cudaStream_t stream);
+
+// Step 1 over the tiles: h row p = silu(gate_e . x_t) * (up_e . x_t) (F32,
+// [n_tokens * k][n_ff] in table order), and, when hq is not null, hq row p
+// the same row as Q8A (quantize_q8a's result, written by the same kernel;
+// down needs it when quantized). x: [n_tokens][n_embd] floats (used by float gate/up), xq: the
+// same rows as Q8A (used by quantized gate/up). Gate and up of one type run
+// as one fused GEMM; of different types as two (gate, then up with silu).
+void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
+                 const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* h, core::BlockQ8A* hq,
+                 cudaStream_t stream);
+
+// Step 2 over the tiles: y row entries[p] = down_e . h row p, y
+// [n_tokens * k][n_embd]; h or hq as down's type needs.
+void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, const core::BlockQ8A* hq,
+              const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* y, cudaStream_t stream);
+
+// Caller-owned device scratch of moe_experts_prompt.
+struct MoeScratch {
+  GemmTile* tiles = nullptr;       // [gemm_max_tiles(n_tokens * k, n_expert)]
+  int32_t* tile_count = nullptr;   // [1]
+  float* h = nullptr;              // [n_tokens * k][n_ff]
+  core::BlockQ8A* hq = nullptr;    // [n_tokens * k][n_ff / 32]
+};
+
+// The whole prompt step for all experts: tile map, gate/up, down.
+void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
+                        const MoeScratch& scratch, float* y, cudaStream_t stream);
+
+// Decode (a few tokens): entry b = token * k + slot uses expert ids[b]
+// (device [n_tokens * k], the router's choices). h [n_tokens * k][n_ff] and
+// hq [n_tokens * k][n_ff / 32] (for a quantized down) are scratch; y
+// [n_tokens * k][n_embd] gets each entry's expert output. Runs mmvq (one
+// fused gate/up launch, quantize_q8a, one down launch): weights read once per
+// entry, products within mmvq's summation-order bound of the CPU's.
+void moe_experts_decode(const MoeExperts& w, const int32_t* ids, int32_t n_tokens, int32_t k, const float* x,
+                        const core::BlockQ8A* xq, float* h, core::BlockQ8A* hq, float* y, cudaStream_t stream);
+
+}  // namespace strata::cuda
