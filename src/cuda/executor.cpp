@@ -35,6 +35,13 @@ constexpr int64_t kMaxVectorRows = 8;
 
 size_t q8_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows) * (n / 32) * sizeof(BlockQ8A); }
 
+// The tensor-core GEMMs step over K in whole super-blocks (256 values) for
+// quantized weights and in 32 for float ones; other shapes take the
+// matrix-vector kernels.
+bool gemm_takes(core::GgmlType type, int64_t n_in) {
+  return n_in % (core::activation_kind(type) == core::ActivationKind::Q8A ? 256 : 32) == 0;
+}
+
 // Phase boundaries recorded as events on the compute stream; summed into
 // PhaseTimes once the chunk has finished.
 class PhaseTimer {
@@ -180,10 +187,16 @@ class CudaExecutor final : public core::Executor {
       quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
       act = xq_.data();
     }
-    if (T <= kMaxVectorRows)
-      mmvq(w.type, w.data, w.n_in, w.n_out, act, static_cast<int>(T), y, stream_.get());
-    else
+    if (T > kMaxVectorRows && gemm_takes(w.type, w.n_in)) {
       mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get());
+      return;
+    }
+    const size_t act_row = core::activation_row_size(core::activation_kind(w.type), w.n_in);
+    for (int64_t t = 0; t < T; t += kMaxVectorRows) {
+      const int n = static_cast<int>(std::min(kMaxVectorRows, T - t));
+      mmvq(w.type, w.data, w.n_in, w.n_out, static_cast<const uint8_t*>(act) + t * act_row, n, y + t * w.n_out,
+           stream_.get());
+    }
   }
 
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
@@ -239,7 +252,8 @@ class CudaExecutor final : public core::Executor {
     timer_.mark(s, &times.routing_ms);
 
     const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
-    if (T <= kMaxVectorRows) {
+    if (T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
+        !gemm_takes(l.down_exps.type, l.down_exps.n_in)) {
       moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
                          y_.as<float>(), s);
     } else {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "catch.hpp"
 #include "core/error.h"
@@ -45,8 +46,13 @@ std::vector<int32_t> tokens(int n, int32_t n_vocab) {
   return t;
 }
 
-std::vector<float> run(const std::string& path, const char* devices, const std::vector<int32_t>& toks, int chunk,
-                       KvType kv = KvType::F16) {
+struct Run {
+  std::vector<float> logits;
+  std::vector<uint64_t> counts;  // routed (layer, expert) counts
+};
+
+Run run_counts(const std::string& path, const char* devices, const std::vector<int32_t>& toks, int chunk,
+               KvType kv = KvType::F16) {
   ModelOptions mo;
   mo.devices = devices;
   const auto model = Model::load(path, mo);
@@ -55,30 +61,54 @@ std::vector<float> run(const std::string& path, const char* devices, const std::
   so.chunk_size = chunk;
   so.kv_type = kv;
   Session s(model, so);
-  std::vector<float> all;
+  Run r;
   s.prompt(toks, [&](int32_t, std::span<const float> l) {
-    all.insert(all.end(), l.begin(), l.end());
+    r.logits.insert(r.logits.end(), l.begin(), l.end());
     return true;
   });
-  return all;
+  r.counts = s.expert_counts();
+  return r;
+}
+
+std::vector<float> run(const std::string& path, const char* devices, const std::vector<int32_t>& toks, int chunk,
+                       KvType kv = KvType::F16) {
+  return run_counts(path, devices, toks, chunk, kv).logits;
+}
+
+// Routed (token, layer) choices that differ between two runs.
+uint64_t routing_flips(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  uint64_t d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+  return d / 2;
 }
 
 // Top-1 agreement at every position and the largest logit difference relative to the largest logit.
 void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double bound) {
   REQUIRE(gpu.size() == cpu.size());
   const size_t n_pos = cpu.size() / n_vocab;
-  size_t agree = 0;
+  size_t agree = 0, first_bad = n_pos;
   double max_err = 0, max_ref = 0;
+  std::string per_block;
+  double block_err = 0;
   for (size_t p = 0; p < n_pos; ++p) {
     const float* g = &gpu[p * n_vocab];
     const float* c = &cpu[p * n_vocab];
-    agree += std::max_element(g, g + n_vocab) - g == std::max_element(c, c + n_vocab) - c;
+    const bool same = std::max_element(g, g + n_vocab) - g == std::max_element(c, c + n_vocab) - c;
+    agree += same;
+    if (!same && first_bad == n_pos) first_bad = p;
     for (size_t i = 0; i < n_vocab; ++i) {
       REQUIRE(std::isfinite(g[i]));
-      max_err = std::max(max_err, std::abs(static_cast<double>(g[i]) - c[i]));
+      const double e = std::abs(static_cast<double>(g[i]) - c[i]);
+      max_err = std::max(max_err, e);
+      block_err = std::max(block_err, e);
       max_ref = std::max(max_ref, std::abs(static_cast<double>(c[i])));
     }
+    if ((p + 1) % 32 == 0 || p + 1 == n_pos) {
+      per_block += " " + std::to_string(block_err).substr(0, 6);
+      block_err = 0;
+    }
   }
+  std::printf("  first top-1 mismatch at %zu; max |dlogit| per 32 positions:%s\n", first_bad, per_block.c_str());
   const double rel = max_err / max_ref;
   INFO("positions " << n_pos << ", top-1 agreement " << agree << ", max |dlogit| / max |logit| = " << rel);
   CHECK(agree == n_pos);
@@ -117,6 +147,20 @@ TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits equal the CPU oracle's at every 
   std::printf("qwen3-30b-a3b x8, chunk 1 (decode kernels):\n");
   compare(run(path, "0", std::vector<int32_t>(toks.begin(), toks.begin() + 32), 1),
           std::vector<float>(gpu.begin(), gpu.begin() + 32 * 151669), 151669, kBound);
+}
+
+// Localizes a disagreement: the GPU's prompt path at several chunk sizes (the
+// vector kernels up to 8 rows, the GEMMs above) against one CPU run.
+TEST_CASE("qwen3-30b-a3b, 2 layers: GPU chunk sizes against the CPU oracle", "[diag]") {
+  const std::string path = model_path({"qwen3-30b-a3b", 2, "small"});
+  const auto toks = tokens(256, 509);
+  const Run cpu = run_counts(path, "cpu", toks, 256);
+  for (int chunk : {256, 128, 64, 16, 9, 8, 1}) {
+    const Run gpu = run_counts(path, "0", toks, chunk);
+    std::printf("30b x2 small vocab, GPU chunk %d: routing flips %llu\n", chunk,
+                static_cast<unsigned long long>(routing_flips(gpu.counts, cpu.counts)));
+    compare(gpu.logits, cpu.logits, 512, kBound);
+  }
 }
 
 TEST_CASE("the same prompt twice gives bit-identical CUDA logits") {
