@@ -26,7 +26,7 @@ __device__ __forceinline__ void unpack_scale_min_k4_dev(const uint8_t* bytes, in
     m = bytes[j + 4] & 63;
   } else {
     sc = (bytes[j + 4] & 0x0f) | ((bytes[j - 4] >> 6) << 4);
-    m = (bytes[j + 4] >> 4) | ((bytes[j - 4] >> 6) << 4);
+    m = (bytes[j + 4] >> 4) | ((bytes[j] >> 6) << 4);
   }
 }
 
