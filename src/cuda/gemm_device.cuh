@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "core/quant.h"
+#include "cuda/dequant.cuh"
 #include "cuda/gemm_host.h"
 
 namespace strata::cuda::gemm_detail {
@@ -208,15 +209,8 @@ __device__ __forceinline__ RowScale row_scale(const uint8_t* B, const RowHead& h
   RowScale rs{0.0f, 0.0f, 0, 0};
   if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
     // core::unpack_scale_min_k4 over the 12 bytes at 4.
-    const uint8_t* s = B + 4;
     int sc, m;
-    if (j < 4) {
-      sc = s[j] & 63;
-      m = s[j + 4] & 63;
-    } else {
-      sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-      m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
+    unpack_scale_min_k4_dev(B + 4, j, sc, m);
     rs.a = __fmul_rn(head.d, i2f_small(sc));
     rs.b = __fmul_rn(head.dmin, i2f_small(m));
   } else if constexpr (T == GgmlType::Q6_K) {
