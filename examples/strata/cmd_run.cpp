@@ -60,6 +60,7 @@ void run(const RunOptions& o) {
   }
   const double gen_s = seconds_since(t_gen);
   std::fputc('\n', stdout);
+  std::fflush(stdout);
   fmt::print(stderr, "prompt: {} tokens in {:.3f} s ({:.1f} tok/s); generated: {} tokens in {:.3f} s ({:.1f} tok/s)\n",
              tokens.size(), prompt_s, tokens.size() / prompt_s, generated, gen_s,
              generated > 1 ? (generated - 1) / gen_s : 0.0);
