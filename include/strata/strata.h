@@ -52,7 +52,8 @@ typedef enum strata_status {
   STRATA_ERR_DEVICE = -6,            /* missing device or a device/driver failure */
   STRATA_ERR_CONTEXT_FULL = -7,      /* the tokens do not fit in the session's context */
   STRATA_ERR_STATE = -8,             /* call not valid in the object's current state */
-  STRATA_ERR_INTERNAL = -99          /* a bug: please report it */
+  STRATA_ERR_INTERNAL = -99,         /* a bug: please report it */
+  STRATA_STATUS_MAX_ENUM = 0x7fffffff /* not a status: makes any int32 a valid value of the type */
 } strata_status;
 
 /* Version of the library as "MAJOR.MINOR.PATCH". Static storage; never NULL. */
@@ -88,7 +89,11 @@ typedef int (*strata_logits_fn)(int32_t position, const float* logits, int32_t n
 
 typedef struct strata_model strata_model;
 
-typedef enum strata_kv_type { STRATA_KV_F16 = 0, STRATA_KV_INT8 = 1 } strata_kv_type;
+typedef enum strata_kv_type {
+  STRATA_KV_F16 = 0,
+  STRATA_KV_INT8 = 1,
+  STRATA_KV_MAX_ENUM = 0x7fffffff /* not a type: makes any int32 a valid value (checked by the library) */
+} strata_kv_type;
 
 /* How a model is placed on devices. Fill with strata_model_params_init(). */
 typedef struct strata_model_params {
@@ -146,7 +151,8 @@ typedef enum strata_special_token {
   STRATA_TOKEN_BOS = 0,
   STRATA_TOKEN_EOS = 1,
   STRATA_TOKEN_EOT = 2,  /* end of a chat turn (<|im_end|>), EOS if the vocabulary has none */
-  STRATA_TOKEN_PAD = 3
+  STRATA_TOKEN_PAD = 3,
+  STRATA_TOKEN_MAX_ENUM = 0x7fffffff /* not a token kind: makes any int32 a valid value */
 } strata_special_token;
 
 /* Id of a special token, or -1 when the vocabulary has none (not an error).

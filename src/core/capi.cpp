@@ -112,6 +112,7 @@ STRATA_API const char* strata_status_name(strata_status status) {
     case STRATA_ERR_CONTEXT_FULL: return "STRATA_ERR_CONTEXT_FULL";
     case STRATA_ERR_STATE: return "STRATA_ERR_STATE";
     case STRATA_ERR_INTERNAL: return "STRATA_ERR_INTERNAL";
+    case STRATA_STATUS_MAX_ENUM: break;
   }
   return "STRATA_ERR_UNKNOWN";
 }
@@ -189,6 +190,7 @@ STRATA_API strata_status strata_model_special_token(const strata_model* model, s
       case STRATA_TOKEN_EOS: *out_token = t.eos(); return;
       case STRATA_TOKEN_EOT: *out_token = model->model->eot_token(); return;
       case STRATA_TOKEN_PAD: *out_token = t.pad(); return;
+      case STRATA_TOKEN_MAX_ENUM: break;
     }
     fail(STRATA_ERR_INVALID_ARGUMENT, "unknown special token kind {}", static_cast<int>(which));
   });
