@@ -94,10 +94,12 @@ std::span<const float> Session::decode(int32_t token) {
   check_tokens(std::span<const int32_t>(&token, 1));
   run_guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
-    logits_.resize(model_->config().n_vocab);
+    // Into scratch first: a cancelled step leaves the current logits as they were.
+    chunk_logits_.resize(model_->config().n_vocab);
     PhaseTimes ignored;
-    executor_->forward(std::span<const int32_t>(&token, 1), n_past_, 0, logits_.data(), ignored, expert_counts_.data(),
-                       cancel_);
+    executor_->forward(std::span<const int32_t>(&token, 1), n_past_, 0, chunk_logits_.data(), ignored,
+                       expert_counts_.data(), cancel_);
+    logits_.swap(chunk_logits_);
     n_past_ += 1;
     stats_.decode_tokens += 1;
     stats_.decode_ms += ms_since(t0);
