@@ -111,13 +111,14 @@ void bench(const BenchOptions& o) {
       json += fmt::format(
           "{}{{\"prompt\":{},\"gen\":{},\"prefill_tps\":{:.2f},\"decode_tps\":{:.2f},\"prompt_ms\":{:.3f},"
           "\"attention_ms\":{:.3f},\"routing_ms\":{:.3f},\"grouping_ms\":{:.3f},\"stream_wait_ms\":{:.3f},"
-          "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{}}}",
+          "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{},"
+          "\"vram_bytes\":{}}}",
           json.size() > 1 ? "," : "", n, o.gen, med.prefill_tps, dec[dec.size() / 2], s.prompt_ms, s.attention_ms,
           s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms, s.transfer_ms, s.other_ms,
-          s.bytes_streamed);
+          s.bytes_streamed, info.device_bytes + s.device_bytes);
     } else {
-      fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})\n", n, med.prefill_tps,
-                 dec[dec.size() / 2], o.repeat);
+      fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})   VRAM {:.2f} GiB\n", n,
+                 med.prefill_tps, dec[dec.size() / 2], o.repeat, (info.device_bytes + s.device_bytes) / 1073741824.0);
       fmt::print("    phases ms: attention {:.1f}  routing {:.1f}  grouping {:.1f}  stream-wait {:.1f}  experts {:.1f}  "
                  "combine {:.1f}  transfer {:.1f}  other {:.1f}\n",
                  s.attention_ms, s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms,

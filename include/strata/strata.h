@@ -140,6 +140,7 @@ typedef struct strata_model_info {
   uint64_t expert_bytes;     /* bytes of all routed-expert tensors */
   uint64_t dense_bytes;      /* bytes of everything else */
   const char* backend;       /* "cpu" or "cuda"; valid while the model lives */
+  uint64_t device_bytes;     /* device memory the weights take (0 on the CPU) */
 } strata_model_info;
 
 /* Fills *out_info (whose struct_size the caller sets). Errors: INVALID_ARGUMENT. */
@@ -262,6 +263,7 @@ typedef struct strata_stats {
   double transfer_ms;      /* stage hand-offs and peer/helper transfers */
   double other_ms;         /* embedding, norms, output head */
   uint64_t bytes_streamed; /* expert bytes moved host->device in the last prompt */
+  uint64_t device_bytes;   /* device memory the session holds: KV cache and scratch (0 on the CPU) */
 } strata_stats;
 
 /* Fills *out_stats (whose struct_size the caller sets). */

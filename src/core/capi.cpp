@@ -174,6 +174,7 @@ STRATA_API strata_status strata_model_get_info(const strata_model* model, strata
     out->expert_bytes = w.expert_bytes;
     out->dense_bytes = w.dense_bytes;
     out->backend = model->model->backend_name();
+    out->device_bytes = model->model->backend().device_bytes();
   });
 }
 
@@ -343,6 +344,7 @@ STRATA_API strata_status strata_session_get_stats(const strata_session* session,
     out->transfer_ms = s.phases.transfer_ms;
     out->other_ms = s.phases.other_ms;
     out->bytes_streamed = s.phases.bytes_streamed;
+    out->device_bytes = session->session->device_bytes();
   });
 }
 

@@ -33,6 +33,8 @@ class Executor {
 
   // Bytes of KV cache held.
   virtual uint64_t kv_bytes() const = 0;
+  // Device memory this executor holds (KV cache and scratch); 0 on the CPU.
+  virtual uint64_t device_bytes() const { return 0; }
 };
 
 // A backend's per-model state (e.g. weights uploaded to a device); makes one
@@ -42,6 +44,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual std::unique_ptr<Executor> new_executor(const SessionOptions& options) const = 0;
+  // Device memory the model's weights take; 0 on the CPU.
+  virtual uint64_t device_bytes() const { return 0; }
 };
 
 

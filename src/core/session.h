@@ -50,6 +50,7 @@ class Session {
   void cancel() { cancel_.store(true); }
 
   const SessionStats& stats() const { return stats_; }
+  uint64_t device_bytes() const { return executor_->device_bytes(); }
   const std::vector<uint64_t>& expert_counts() const { return expert_counts_; }
   const Model& model() const { return *model_; }
 

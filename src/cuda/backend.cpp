@@ -136,6 +136,7 @@ class CudaBackend final : public core::Backend {
   }
 
   const char* name() const override { return "cuda"; }
+  uint64_t device_bytes() const override { return storage_.size(); }
 
   std::unique_ptr<core::Executor> new_executor(const core::SessionOptions& options) const override {
     return make_executor(model_, weights_, device_, options);

@@ -113,6 +113,14 @@ class CudaExecutor final : public core::Executor {
 
   uint64_t kv_bytes() const override { return kv_bytes_; }
 
+  uint64_t device_bytes() const override {
+    uint64_t n = kv_bytes_;
+    for (const DeviceBuffer* b : {&x_, &xn_, &xq_, &q_, &k_, &v_, &att_, &o_, &router_, &weights_, &ids_all_, &y_, &h_,
+                                  &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_})
+      n += b->size();
+    return n;
+  }
+
   void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
                core::PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) override {
     const int64_t T = static_cast<int64_t>(tokens.size());
