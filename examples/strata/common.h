@@ -19,6 +19,7 @@ struct EngineOptions {
   int32_t threads = 0;
   std::string kv = "f16";
   int32_t chunk = 0;
+  bool no_pipeline = false;
   int32_t ctx = 0;
 
   void add_to(CLI::App& app);

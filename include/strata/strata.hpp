@@ -74,6 +74,7 @@ struct SessionParams {
   int32_t n_ctx = 0;
   KvType kv = KvType::F16;
   int32_t chunk_size = 0;
+  bool pipeline = true;  // several stages: overlap chunks across stages
   detail::Progress progress;  // prompt tokens done
 };
 
@@ -203,6 +204,7 @@ class Model {
     c.n_ctx = p.n_ctx;
     c.kv_type = static_cast<strata_kv_type>(p.kv);
     c.chunk_size = p.chunk_size;
+    c.no_pipeline = p.pipeline ? 0 : 1;
     std::unique_ptr<detail::Progress> progress;
     if (p.progress) {
       progress = std::make_unique<detail::Progress>(p.progress);

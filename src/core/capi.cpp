@@ -174,7 +174,7 @@ STRATA_API strata_status strata_model_get_info(const strata_model* model, strata
     out->expert_bytes = w.expert_bytes;
     out->dense_bytes = w.dense_bytes;
     out->backend = model->model->backend_name();
-    out->device_bytes = model->model->backend().device_bytes();
+    out->device_bytes = model->model->device_bytes();
   });
 }
 
@@ -264,6 +264,9 @@ STRATA_API strata_status strata_session_new(strata_model* model, const strata_se
       default: fail(STRATA_ERR_INVALID_ARGUMENT, "unknown kv_type {}", static_cast<int>(p->kv_type));
     }
     o.chunk_size = p->chunk_size;
+    if (p->no_pipeline != 0 && p->no_pipeline != 1)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "no_pipeline must be 0 or 1, got {}", p->no_pipeline);
+    o.pipeline = p->no_pipeline == 0;
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto s = std::make_unique<strata_session>();
     s->session = std::make_unique<strata::core::Session>(model->model, std::move(o));

@@ -1,7 +1,8 @@
-// The interface a backend implements to run a model's layers for a session.
+// The interfaces a backend implements: a stage of the model on one logical device, and its per-session executor.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -11,25 +12,43 @@ namespace strata::core {
 class Model;
 struct SessionOptions;
 
-// Wall times of a prompt's phases, summed over layers and chunks.
+// Wall times of a prompt's phases, summed over layers, chunks and stages.
+// transfer_ms is the stage hand-off (writing and reading the route buffers).
 struct PhaseTimes {
   double attention_ms = 0, routing_ms = 0, grouping_ms = 0, stream_wait_ms = 0, expert_ms = 0, combine_ms = 0,
          transfer_ms = 0, other_ms = 0;
   uint64_t bytes_streamed = 0;
+
+  PhaseTimes& operator+=(const PhaseTimes& o);
 };
 
-// One per session: owns the KV cache and the scratch of one backend.
+// One chunk as one stage sees it.
+struct StageChunk {
+  std::span<const int32_t> tokens;  // the chunk's ids (the first stage embeds them)
+  int32_t pos0 = 0;                 // position of tokens[0]
+  // Residual rows [T][n_embd] F32 from the previous stage, in route memory
+  // (Backend::new_route); null on the first stage.
+  const float* in = nullptr;
+  // Where the stage leaves its residual rows for the next stage, in route
+  // memory; null on the last stage.
+  float* out = nullptr;
+  // Last stage only: n_vocab logits of each row r in [first_logit_row, T) go
+  // to logits + (r - first_logit_row) * n_vocab.
+  int32_t first_logit_row = 0;
+  float* logits = nullptr;
+};
+
+// One per session and stage: owns the stage's KV cache and scratch.
 class Executor {
  public:
   virtual ~Executor() = default;
 
-  // Runs tokens at positions [pos0, pos0 + n) through every layer and stores
-  // their keys and values. Writes n_vocab logits for each row r in
-  // [first_logit_row, n) to logits + (r - first_logit_row) * n_vocab.
-  // Adds each routed (layer, expert) to expert_counts[layer * n_expert + e].
+  // Runs the chunk through the stage's layers, storing their keys and values,
+  // and returns when `out` (or `logits`) is written. Adds each routed
+  // (layer, expert) of its layers to expert_counts[layer * n_expert + e].
   // Checks cancel between layers and throws Error(STRATA_ABORTED) when set.
-  virtual void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
-                       PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) = 0;
+  virtual void forward(const StageChunk& chunk, PhaseTimes& times, uint64_t* expert_counts,
+                       const std::atomic<bool>& cancel) = 0;
 
   // Bytes of KV cache held.
   virtual uint64_t kv_bytes() const = 0;
@@ -37,16 +56,28 @@ class Executor {
   virtual uint64_t device_bytes() const { return 0; }
 };
 
-// A backend's per-model state (e.g. weights uploaded to a device); makes one
-// executor per session. Owned by the Model, which outlives it.
+// Host memory that carries residual rows from one stage to the next: mapped
+// pinned memory on CUDA (read and written by copy kernels on the devices),
+// plain memory on the CPU.
+class RouteBuffer {
+ public:
+  virtual ~RouteBuffer() = default;
+  virtual float* data() = 0;
+};
+
+// A backend's per-model state for one stage (e.g. its layers' weights
+// uploaded to a device); makes one executor per session. Owned by the Model,
+// which outlives it.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual std::unique_ptr<Executor> new_executor(const SessionOptions& options) const = 0;
-  // Device memory the model's weights take; 0 on the CPU.
+  // Device memory the stage's weights take; 0 on the CPU.
   virtual uint64_t device_bytes() const { return 0; }
+  // Route memory of `floats` elements that this backend's devices and every
+  // other stage's can read and write.
+  virtual std::unique_ptr<RouteBuffer> new_route(size_t floats) const;
 };
-
 
 }  // namespace strata::core

@@ -1,25 +1,49 @@
-// A loaded model: the mapped GGUF file, its configuration, weights and tokenizer. Immutable.
+// A loaded model: the mapped GGUF file, its configuration, weights, tokenizer and stages. Immutable.
 #include "core/model.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <thread>
 
-#include "core/error.h"
 #include "core/cpu/forward.h"
+#include "core/error.h"
 #include "core/log.h"
+#include "core/stages.h"
 #include "core/vocab_gguf.h"
 #ifdef STRATA_HAVE_CUDA
 #include "cuda/backend.h"
+#include "cuda/runtime.h"
 #endif
 
 namespace strata::core {
+namespace {
+
+uint64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX / 4;
+}
+
+// Free memory of every GPU a logical device names (0 for the others).
+std::vector<uint64_t> gpu_free_bytes(const std::vector<LogicalDevice>& devices) {
+  int max_ordinal = -1;
+  for (const LogicalDevice& d : devices) max_ordinal = std::max(max_ordinal, d.ordinal);
+  std::vector<uint64_t> free(static_cast<size_t>(max_ordinal + 1), 0);
+#ifdef STRATA_HAVE_CUDA
+  for (const LogicalDevice& d : devices)
+    if (!d.is_cpu()) free[d.ordinal] = cuda::device_info(d.ordinal).free_mem;
+#endif
+  return free;
+}
+
+}  // namespace
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOptions& options) {
   if (options.n_threads < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "model: n_threads must be >= 0, got {}", options.n_threads);
   std::vector<LogicalDevice> devices = parse_devices(options.devices);
   if (options.devices.empty() && devices.front().is_cpu())
     log_info("no CUDA device found; using the CPU backend");
-  if (devices.size() > 1 || !options.layer_split.empty())
-    fail(STRATA_ERR_UNSUPPORTED, "model: several devices / layer_split are not part of this version yet");
+  const LayerSplit split = parse_layer_split(options.layer_split);
   if (options.peer_device >= 0) fail(STRATA_ERR_UNSUPPORTED, "model: peer_device is not part of this version yet");
 
   std::shared_ptr<Model> m(new Model(GgufFile::open(path)));
@@ -37,20 +61,53 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   m->n_threads_ = options.n_threads > 0 ? options.n_threads
                                         : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 
-  const LogicalDevice& device = m->devices_.front();
-  if (device.is_cpu()) {
-    // The CPU backend reads the weights in place from the mapping: nothing to copy.
-    m->backend_ = make_cpu_backend(*m);
-    const uint64_t size = m->file_.bytes().size();
-    if (options.progress && !options.progress(size, size)) fail(STRATA_ABORTED, "model: load cancelled");
-  } else {
+  const std::vector<StageDevice> budgets =
+      stage_devices(m->devices_, options.vram_budget, gpu_free_bytes(m->devices_), host_memory_bytes());
+  const PartitionPlan plan = plan_stages(m->config_, m->weights_, budgets, split);
+  // CPU stages share the threads: one pool each, together n_threads.
+  const auto n_cpu_stages = std::count_if(plan.stages.begin(), plan.stages.end(),
+                                          [&](const StagePlan& s) { return m->devices_[s.device].is_cpu(); });
+  const int32_t stage_threads = std::max<int32_t>(1, m->n_threads_ / std::max<int32_t>(1, n_cpu_stages));
+  // Progress over all stages: bytes of the file, which every stage's weights are part of.
+  const uint64_t total = m->file_.bytes().size();
+  uint64_t done = 0, stage_done = 0;
+  const ProgressFn progress = [&](uint64_t sent, uint64_t) {
+    stage_done = sent;
+    return !options.progress || options.progress(std::min(total, done + sent), total);
+  };
+  for (const StagePlan& sp : plan.stages) {
+    Stage stage{sp, m->devices_[sp.device], nullptr};
+    if (stage.device.is_cpu()) {
+      // The CPU backend reads the weights in place from the mapping: nothing to copy.
+      stage.backend = make_cpu_backend(*m, sp, stage_threads);
+    } else {
 #ifdef STRATA_HAVE_CUDA
-    m->backend_ = cuda::make_backend(*m, device.ordinal, options.progress);
+      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, progress);
 #else
-    fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", device.name());
+      fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
 #endif
+    }
+    done += stage_done;
+    stage_done = 0;
+    if (plan.n_stage() > 1)
+      log_info("model: stage {} on {}: layers {}..{}", m->stages_.size(), stage.device.name(), sp.first_layer,
+               sp.end_layer() - 1);
+    m->stages_.push_back(std::move(stage));
   }
+  if (options.progress && !options.progress(total, total)) fail(STRATA_ABORTED, "model: load cancelled");
   return m;
+}
+
+uint64_t Model::device_bytes() const {
+  uint64_t n = 0;
+  for (const Stage& s : stages_) n += s.backend->device_bytes();
+  return n;
+}
+
+std::unique_ptr<RouteBuffer> Model::new_route(size_t floats) const {
+  for (const Stage& s : stages_)
+    if (!s.device.is_cpu()) return s.backend->new_route(floats);
+  return stages_.front().backend->new_route(floats);
 }
 
 }  // namespace strata::core

@@ -11,6 +11,7 @@
 #include "core/devices.h"
 #include "core/executor.h"
 #include "core/gguf.h"
+#include "core/partition.h"
 #include "core/tokenizer.h"
 #include "core/weights.h"
 
@@ -28,10 +29,20 @@ struct ModelOptions {
   ProgressFn progress;
 };
 
+// One stage of the model: a contiguous range of layers on one logical device,
+// with the backend that holds its weights there.
+struct Stage {
+  StagePlan plan;
+  LogicalDevice device;
+  std::unique_ptr<Backend> backend;
+};
+
 class Model {
  public:
-  // Maps and validates the file, reads the architecture, binds the weights
-  // and builds the tokenizer; throws Error on any problem.
+  // Maps and validates the file, reads the architecture, binds the weights,
+  // builds the tokenizer and splits the layers into stages over the logical
+  // devices (one stage unless options.layer_split says otherwise), each
+  // stage's weights held by its device's backend; throws Error on any problem.
   static std::shared_ptr<const Model> load(const std::string& path, const ModelOptions& options);
 
   const ModelConfig& config() const { return config_; }
@@ -39,8 +50,14 @@ class Model {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::vector<LogicalDevice>& devices() const { return devices_; }
   int32_t n_threads() const { return n_threads_; }
-  const Backend& backend() const { return *backend_; }
-  const char* backend_name() const { return backend_->name(); }
+  // In layer order: stage 0 embeds the tokens, the last holds the output head.
+  const std::vector<Stage>& stages() const { return stages_; }
+  const char* backend_name() const { return stages_.front().backend->name(); }
+  // Device memory all stages' weights take; 0 on the CPU.
+  uint64_t device_bytes() const;
+  // Makes route memory (executor.h) every stage can read and write: from the
+  // first stage on a GPU when there is one.
+  std::unique_ptr<RouteBuffer> new_route(size_t floats) const;
 
   // Special ids; -1 when the vocabulary has none.
   int32_t eot_token() const { return eot_; }
@@ -55,7 +72,7 @@ class Model {
   std::vector<LogicalDevice> devices_;
   int32_t n_threads_ = 1;
   int32_t eot_ = -1;
-  std::unique_ptr<Backend> backend_;  // last: destroyed first, it refers to the members above
+  std::vector<Stage> stages_;  // last: destroyed first, their backends refer to the members above
 };
 
 }  // namespace strata::core

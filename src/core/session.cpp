@@ -26,7 +26,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.chunk_size < 0)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
   if (options_.chunk_size == 0) options_.chunk_size = 2048;
-  executor_ = model_->backend().new_executor(options_);
+  pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
 }
 
@@ -66,25 +66,32 @@ void Session::prompt(std::span<const int32_t> tokens, const LogitsFn& each) {
     stats_ = SessionStats{};
     logits_.clear();
     const int32_t total = static_cast<int32_t>(tokens.size());
+    chunks_.clear();
     for (int32_t done = 0; done < total;) {
-      if (cancel_.load()) fail(STRATA_ABORTED, "session: prompt cancelled after {} of {} tokens", done, total);
       const int32_t n = std::min(options_.chunk_size, total - done);
       const bool last = done + n == total;
       // Logits of every row when the caller wants them, else only the prompt's last.
       const int32_t first = each ? 0 : (last ? n - 1 : n);
-      chunk_logits_.resize(static_cast<size_t>(n - first) * n_vocab);
-      executor_->forward(tokens.subspan(done, n), n_past_, first, chunk_logits_.data(), stats_.phases,
-                         expert_counts_.data(), cancel_);
-      n_past_ += n;
-      for (int32_t r = first; each && r < n; ++r) {
-        const std::span<const float> row(chunk_logits_.data() + static_cast<size_t>(r - first) * n_vocab, n_vocab);
-        if (!each(n_past_ - n + r, row)) fail(STRATA_ABORTED, "session: stopped by the logits callback");
-      }
-      if (last) logits_.assign(chunk_logits_.end() - n_vocab, chunk_logits_.end());
+      chunks_.push_back({tokens.subspan(done, n), n_past_ + done, first});
       done += n;
+    }
+    int32_t done = 0;
+    const Pipeline::Sink sink = [&](size_t c, std::span<const float> logits) {
+      const Pipeline::Chunk& ch = chunks_[c];
+      const int32_t n = static_cast<int32_t>(ch.tokens.size());
+      n_past_ += n;
+      done += n;
+      for (int32_t r = ch.first_logit_row; each && r < n; ++r) {
+        const std::span<const float> row = logits.subspan(static_cast<size_t>(r - ch.first_logit_row) * n_vocab, n_vocab);
+        if (!each(ch.pos0 + r, row)) fail(STRATA_ABORTED, "session: stopped by the logits callback");
+      }
+      if (done == total) logits_.assign(logits.end() - n_vocab, logits.end());
       if (options_.progress && !options_.progress(done, total))
         fail(STRATA_ABORTED, "session: prompt stopped by the progress callback after {} of {} tokens", done, total);
-    }
+      if (done < total && cancel_.load())
+        fail(STRATA_ABORTED, "session: prompt cancelled after {} of {} tokens", done, total);
+    };
+    pipeline_->run(chunks_, sink, stats_.phases, expert_counts_.data(), cancel_);
     stats_.prompt_tokens = total;
     stats_.prompt_ms = ms_since(t0);
   });
@@ -94,12 +101,13 @@ std::span<const float> Session::decode(int32_t token) {
   check_tokens(std::span<const int32_t>(&token, 1));
   run_guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
-    // Into scratch first: a cancelled step leaves the current logits as they were.
-    chunk_logits_.resize(model_->config().n_vocab);
+    const Pipeline::Chunk chunk{std::span<const int32_t>(&token, 1), n_past_, 0};
     PhaseTimes ignored;
-    executor_->forward(std::span<const int32_t>(&token, 1), n_past_, 0, chunk_logits_.data(), ignored,
-                       expert_counts_.data(), cancel_);
-    logits_.swap(chunk_logits_);
+    // Into scratch first: a cancelled step leaves the current logits as they were.
+    pipeline_->run(std::span<const Pipeline::Chunk>(&chunk, 1),
+                   [&](size_t, std::span<const float> logits) { next_logits_.assign(logits.begin(), logits.end()); },
+                   ignored, expert_counts_.data(), cancel_);
+    logits_.swap(next_logits_);
     n_past_ += 1;
     stats_.decode_tokens += 1;
     stats_.decode_ms += ms_since(t0);

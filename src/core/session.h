@@ -11,6 +11,7 @@
 #include "core/executor.h"
 #include "core/kv_cache.h"
 #include "core/model.h"
+#include "core/pipeline.h"
 
 namespace strata::core {
 
@@ -18,6 +19,7 @@ struct SessionOptions {
   int32_t n_ctx = 0;  // 0: min(model's training context, 4096)
   KvType kv_type = KvType::F16;
   int32_t chunk_size = 0;  // 0: 2048
+  bool pipeline = true;    // with several stages, overlap chunks across stages (pipeline.h)
   ProgressFn progress;     // tokens of the prompt done
 };
 
@@ -50,7 +52,7 @@ class Session {
   void cancel() { cancel_.store(true); }
 
   const SessionStats& stats() const { return stats_; }
-  uint64_t device_bytes() const { return executor_->device_bytes(); }
+  uint64_t device_bytes() const { return pipeline_->device_bytes(); }
   const std::vector<uint64_t>& expert_counts() const { return expert_counts_; }
   const Model& model() const { return *model_; }
 
@@ -60,9 +62,10 @@ class Session {
 
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Pipeline> pipeline_;
   std::vector<float> logits_;  // n_vocab, or empty when there are none
-  std::vector<float> chunk_logits_;
+  std::vector<float> next_logits_;  // decode writes here first: a failed step keeps logits_
+  std::vector<Pipeline::Chunk> chunks_;
   std::vector<uint64_t> expert_counts_;
   int32_t n_past_ = 0;
   bool failed_ = false;

@@ -45,10 +45,20 @@ class Uploader {
   size_t total_ = 0;
 };
 
+class MappedRoute final : public core::RouteBuffer {
+ public:
+  explicit MappedRoute(size_t floats)
+      : buffer_(floats * sizeof(float), cudaHostAllocPortable | cudaHostAllocMapped) {}
+  float* data() override { return buffer_.device_as<float>(); }
+
+ private:
+  HostBuffer buffer_;
+};
+
 class CudaBackend final : public core::Backend {
  public:
-  CudaBackend(const core::Model& model, int device, const core::ProgressFn& progress)
-      : model_(model), device_(device) {
+  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, const core::ProgressFn& progress)
+      : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
     Uploader up;
     auto matrix = [&](const core::TensorRef& t, DeviceTensor& d, size_t& offset) {
@@ -73,19 +83,22 @@ class CudaBackend final : public core::Backend {
     struct LayerOffsets {
       size_t wq, wk, wv, wo, gate_inp, gate, upx, down, attn_norm, q_norm, k_norm, ffn_norm;
     };
-    std::vector<LayerOffsets> lo(w.layers.size());
-    size_t embd_off, out_off, out_norm_off;
-    matrix(w.token_embd, weights_.token_embd, embd_off);
-    if (w.output.data == w.token_embd.data) {
-      weights_.output = weights_.token_embd;
-      out_off = embd_off;
-    } else {
-      matrix(w.output, weights_.output, out_off);
+    // The stage's layers only; the embedding on the first stage, the head on the last.
+    std::vector<LayerOffsets> lo(static_cast<size_t>(plan.n_layers));
+    size_t embd_off = SIZE_MAX, out_off = SIZE_MAX, out_norm_off = SIZE_MAX;
+    if (plan.has_embd) matrix(w.token_embd, weights_.token_embd, embd_off);
+    if (plan.has_head) {
+      if (plan.has_embd && w.output.data == w.token_embd.data) {
+        weights_.output = weights_.token_embd;
+        out_off = embd_off;
+      } else {
+        matrix(w.output, weights_.output, out_off);
+      }
+      norm(w.output_norm, out_norm_off);
     }
-    norm(w.output_norm, out_norm_off);
-    weights_.layers.resize(w.layers.size());
-    for (size_t i = 0; i < w.layers.size(); ++i) {
-      const core::LayerWeights& l = w.layers[i];
+    weights_.layers.resize(lo.size());
+    for (size_t i = 0; i < lo.size(); ++i) {
+      const core::LayerWeights& l = w.layers[plan.first_layer + i];
       DeviceLayer& d = weights_.layers[i];
       LayerOffsets& o = lo[i];
       matrix(l.wq, d.wq, o.wq);
@@ -132,14 +145,20 @@ class CudaBackend final : public core::Backend {
       d.ffn_norm = fat(o.ffn_norm);
     }
     upload(up, progress);
-    core::log_info("cuda: {} ({}), {:.2f} GiB of weights resident", info.name, device, up.total() / 1073741824.0);
+    core::log_info("cuda: {} ({}), layers {}..{}: {:.2f} GiB of weights resident", info.name, device,
+                   plan.first_layer, plan.end_layer() - 1, up.total() / 1073741824.0);
   }
 
   const char* name() const override { return "cuda"; }
   uint64_t device_bytes() const override { return storage_.size(); }
 
   std::unique_ptr<core::Executor> new_executor(const core::SessionOptions& options) const override {
-    return make_executor(model_, weights_, device_, options);
+    return make_executor(model_, weights_, plan_, device_, options);
+  }
+
+  // Mapped and portable: every device's copy kernels reach it.
+  std::unique_ptr<core::RouteBuffer> new_route(size_t floats) const override {
+    return std::make_unique<MappedRoute>(floats);
   }
 
  private:
@@ -176,14 +195,16 @@ class CudaBackend final : public core::Backend {
 
   const core::Model& model_;
   int device_;
+  core::StagePlan plan_;
   DeviceBuffer storage_;
   DeviceWeights weights_;
 };
 
 }  // namespace
 
-std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::ProgressFn& progress) {
-  return std::make_unique<CudaBackend>(model, device, progress);
+std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
+                                            const core::ProgressFn& progress) {
+  return std::make_unique<CudaBackend>(model, device, plan, progress);
 }
 
 }  // namespace strata::cuda

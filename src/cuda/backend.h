@@ -6,6 +6,7 @@
 
 #include "core/executor.h"
 #include "core/model.h"
+#include "core/partition.h"
 #include "core/quant.h"
 
 namespace strata::cuda {
@@ -24,6 +25,8 @@ struct DeviceLayer {
   const float *attn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr, *ffn_norm = nullptr;
 };
 
+// One stage's weights: layers[i] is model layer plan.first_layer + i; the
+// embedding and head are empty (data == nullptr) on stages without them.
 struct DeviceWeights {
   DeviceTensor token_embd, output;
   const float* output_norm = nullptr;
@@ -31,10 +34,13 @@ struct DeviceWeights {
   uint64_t bytes = 0;
 };
 
-// Uploads every weight to `device` (all resident) and returns the backend.
+// Uploads the weights of one stage (its layers; the embedding when it is the
+// first, the output norm and head when it is the last) to `device`, all
+// resident, and returns the backend.
 // Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
 // weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
 // progress returns false.
-std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::ProgressFn& progress);
+std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
+                                            const core::ProgressFn& progress);
 
 }  // namespace strata::cuda

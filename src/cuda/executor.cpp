@@ -21,6 +21,7 @@
 #include "cuda/norm.cuh"
 #include "cuda/quantize.cuh"
 #include "cuda/rope.cuh"
+#include "cuda/route.cuh"
 #include "cuda/stream.h"
 #include "prefill/row_table.h"
 
@@ -71,11 +72,12 @@ class PhaseTimer {
 
 class CudaExecutor final : public core::Executor {
  public:
-  CudaExecutor(const core::Model& model, const DeviceWeights& w, int device, const core::SessionOptions& o)
-      : c_(model.config()), w_(w), device_(device), n_ctx_(o.n_ctx), chunk_(o.chunk_size), kv_type_(o.kv_type),
-        stream_(device), timer_(device) {
+  CudaExecutor(const core::Model& model, const DeviceWeights& w, const core::StagePlan& plan, int device,
+               const core::SessionOptions& o)
+      : c_(model.config()), w_(w), plan_(plan), device_(device), n_ctx_(o.n_ctx), chunk_(o.chunk_size),
+        kv_type_(o.kv_type), stream_(device), timer_(device) {
     const int64_t T = chunk_, E = c_.n_embd, k = c_.n_expert_used;
-    for (int32_t l = 0; l < c_.n_layer; ++l) {
+    for (int32_t l = 0; l < plan_.n_layers; ++l) {
       kv_.push_back({DeviceBuffer(device, kv_data_bytes(kv_type_, n_ctx_, c_.n_head_kv, c_.head_dim_k)),
                      DeviceBuffer(device, kv_scale_bytes(kv_type_, n_ctx_, c_.n_head_kv)),
                      DeviceBuffer(device, kv_data_bytes(kv_type_, n_ctx_, c_.n_head_kv, c_.head_dim_v)),
@@ -95,7 +97,7 @@ class CudaExecutor final : public core::Executor {
     o_ = f32(T * E);
     router_ = f32(T * c_.n_expert);
     weights_ = f32(T * k);
-    ids_all_ = DeviceBuffer(device, static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t));
+    ids_all_ = DeviceBuffer(device, static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     y_ = f32(T * k * E);
     h_ = f32(T * k * c_.n_ff_exp);
     hq_ = DeviceBuffer(device, q8_bytes(T * k, c_.n_ff_exp));
@@ -107,7 +109,7 @@ class CudaExecutor final : public core::Executor {
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
     dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
     h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T) * sizeof(int32_t));
-    h_ids_ = HostBuffer(static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t));
+    h_ids_ = HostBuffer(static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
   }
 
@@ -121,8 +123,10 @@ class CudaExecutor final : public core::Executor {
     return n;
   }
 
-  void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
-               core::PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) override {
+  void forward(const core::StageChunk& chunk, core::PhaseTimes& times, uint64_t* expert_counts,
+               const std::atomic<bool>& cancel) override {
+    const std::span<const int32_t> tokens = chunk.tokens;
+    const int32_t pos0 = chunk.pos0;
     const int64_t T = static_cast<int64_t>(tokens.size());
     if (T < 1 || T > chunk_ || pos0 < 0 || pos0 + T > n_ctx_)
       core::fail(STRATA_ERR_INTERNAL, "cuda: chunk of {} tokens at {} outside the session's buffers", T, pos0);
@@ -137,34 +141,43 @@ class CudaExecutor final : public core::Executor {
     copy_async(tok_pos_.data(), h_tp, 2 * T * sizeof(int32_t), s);
     const int32_t* d_tok = tok_pos_.as<int32_t>();
     const int32_t* d_pos = d_tok + T;
-    get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
-    timer_.mark(s, &times.other_ms);
+    if (plan_.has_embd) {
+      get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
+      timer_.mark(s, &times.other_ms);
+    } else {
+      route_copy(chunk.in, x_.as<float>(), T * E, s);
+      timer_.mark(s, &times.transfer_ms);
+    }
 
-    for (int32_t il = 0; il < c_.n_layer; ++il) {
+    for (int32_t i = 0; i < plan_.n_layers; ++i) {
       if (cancel.load(std::memory_order_relaxed)) {
         stream_.synchronize();
-        core::fail(STRATA_ABORTED, "cancelled at layer {}", il);
+        core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer + i);
       }
-      attention(il, T, pos0, d_pos);
+      attention(i, T, pos0, d_pos);
       timer_.mark(s, &times.attention_ms);
-      moe(il, T, times);
+      moe(i, T, times);
     }
 
-    const int64_t rows = T - first_logit_row;
-    if (rows > 0) {
+    if (!plan_.has_head) {
+      route_copy(x_.as<float>(), chunk.out, T * E, s);
+      timer_.mark(s, &times.transfer_ms);
+    } else if (const int64_t rows = T - chunk.first_logit_row; rows > 0) {
       ensure_logits(rows);
-      rmsnorm(x_.as<float>() + first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
+      rmsnorm(x_.as<float>() + chunk.first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
       matmul(w_.output, xn_.as<float>(), rows, logits_.as<float>());
-      copy_async(logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
+      copy_async(chunk.logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
     }
-    copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(c_.n_layer) * T * k * sizeof(int32_t), s);
+    copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t), s);
     timer_.mark(s, &times.other_ms);
     stream_.synchronize();
     timer_.collect();
 
     const int32_t* ids = h_ids_.as<int32_t>();
-    for (int32_t il = 0; il < c_.n_layer; ++il)
-      for (int64_t i = 0; i < T * k; ++i) expert_counts[static_cast<size_t>(il) * c_.n_expert + ids[il * T * k + i]] += 1;
+    for (int32_t i = 0; i < plan_.n_layers; ++i) {
+      uint64_t* counts = expert_counts + static_cast<size_t>(plan_.first_layer + i) * c_.n_expert;
+      for (int64_t j = 0; j < T * k; ++j) counts[ids[i * T * k + j]] += 1;
+    }
   }
 
  private:
@@ -208,6 +221,7 @@ class CudaExecutor final : public core::Executor {
   }
 
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
+  // il indexes the stage's layers (w_.layers, kv_).
   void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos) {
     const DeviceLayer& l = w_.layers[il];
     const int64_t E = c_.n_embd;
@@ -239,7 +253,7 @@ class CudaExecutor final : public core::Executor {
     add(x, o_.as<float>(), x, T * E, s);
   }
 
-  // x += Σ_slot w · expert(norm(x)) over the router's choices.
+  // x += Σ_slot w · expert(norm(x)) over the router's choices; il as attention().
   void moe(int32_t il, int64_t T, core::PhaseTimes& times) {
     const DeviceLayer& l = w_.layers[il];
     const int64_t E = c_.n_embd;
@@ -306,6 +320,7 @@ class CudaExecutor final : public core::Executor {
 
   const core::ModelConfig& c_;
   const DeviceWeights& w_;
+  const core::StagePlan plan_;
   int device_;
   int32_t n_ctx_, chunk_;
   core::KvType kv_type_;
@@ -322,9 +337,10 @@ class CudaExecutor final : public core::Executor {
 
 }  // namespace
 
-std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights, int device,
+std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights,
+                                              const core::StagePlan& plan, int device,
                                               const core::SessionOptions& options) {
-  return std::make_unique<CudaExecutor>(model, weights, device, options);
+  return std::make_unique<CudaExecutor>(model, weights, plan, device, options);
 }
 
 }  // namespace strata::cuda

@@ -8,7 +8,9 @@
 
 namespace strata::cuda {
 
-std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights, int device,
+// An executor of one stage (plan: its layers, whether it embeds, whether it holds the head).
+std::unique_ptr<core::Executor> make_executor(const core::Model& model, const DeviceWeights& weights,
+                                              const core::StagePlan& plan, int device,
                                               const core::SessionOptions& options);
 
 }  // namespace strata::cuda

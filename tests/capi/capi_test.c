@@ -178,6 +178,65 @@ static void test_generate(const char* model_path) {
   strata_model_free(model);
 }
 
+/* Greedy tokens after a prompt, with the model placed as devices/layer_split say. */
+static int greedy_tokens(const char* model_path, const char* devices, const char* split, int32_t no_pipeline,
+                         int32_t* out, int n_out) {
+  strata_model_params mp;
+  strata_model_params_init(&mp);
+  mp.devices = devices;
+  mp.layer_split = split;
+  strata_model* model = NULL;
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  if (!model) return 0;
+  strata_session_params sp;
+  strata_session_params_init(&sp);
+  sp.n_ctx = 64;
+  sp.chunk_size = 3;
+  sp.no_pipeline = no_pipeline;
+  strata_session* session = NULL;
+  CHECK_STATUS(strata_session_new(model, &sp, &session), STRATA_OK);
+  strata_sampler* sampler = NULL;
+  CHECK_STATUS(strata_sampler_new(NULL, &sampler), STRATA_OK);
+  const int32_t prompt[10] = {5, 17, 2, 99, 41, 8, 300, 12, 7, 64};
+  CHECK_STATUS(strata_session_prompt(session, prompt, 10), STRATA_OK);
+  for (int i = 0; i < n_out; ++i) {
+    CHECK_STATUS(strata_session_sample(session, sampler, &out[i]), STRATA_OK);
+    const float* logits = NULL;
+    CHECK_STATUS(strata_session_decode(session, out[i], &logits), STRATA_OK);
+  }
+  strata_sampler_free(sampler);
+  strata_session_free(session);
+  strata_model_free(model);
+  return 1;
+}
+
+/* Two CPU stages (logical devices cpu,cpu) generate what one does, pipelined or not; bad splits are errors. */
+static void test_stages(const char* model_path) {
+  int32_t one[12], two[12], two_seq[12];
+  if (!greedy_tokens(model_path, "cpu", NULL, 0, one, 12)) return;
+  if (!greedy_tokens(model_path, "cpu,cpu", "1,1", 0, two, 12)) return;
+  if (!greedy_tokens(model_path, "cpu,cpu", "auto", 1, two_seq, 12)) return;
+  CHECK(memcmp(one, two, sizeof one) == 0);
+  CHECK(memcmp(one, two_seq, sizeof one) == 0);
+
+  strata_model_params mp;
+  strata_model_params_init(&mp);
+  mp.devices = "cpu,cpu";
+  mp.layer_split = "1,2";
+  strata_model* model = NULL;
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "layer") != NULL);
+  mp.layer_split = "1,1";
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  strata_session_params sp;
+  strata_session_params_init(&sp);
+  sp.no_pipeline = 2;
+  strata_session* session = NULL;
+  CHECK_STATUS(strata_session_new(model, &sp, &session), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(session == NULL);
+  strata_model_free(model);
+}
+
 static void test_errors(const char* model_path) {
   strata_model* model = NULL;
   strata_model_params mp;
@@ -268,6 +327,7 @@ int main(int argc, char** argv) {
 
   test_errors(model_path);
   test_generate(model_path);
+  test_stages(model_path);
 
   printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

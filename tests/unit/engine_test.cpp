@@ -1,36 +1,19 @@
 // The CPU engine end to end on a tiny synthetic model: chunking, KV types, threads, context limits.
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <unistd.h>
 
 #include "catch.hpp"
 #include "core/error.h"
 #include "core/model.h"
 #include "core/session.h"
-#include "core/synth.h"
+#include "engine_fixtures.h"
 
 using namespace strata::core;
 
 namespace {
 
-// A model file of this process (ctest runs test cases as parallel processes), removed at exit.
-struct TempModel {
-  std::string path;
-  TempModel() {
-    path = (std::filesystem::temp_directory_path() / ("strata-engine-tiny-" + std::to_string(::getpid()) + ".gguf"))
-               .string();
-    SynthParams sp;
-    sp.shape = "tiny";
-    sp.n_layer = 3;
-    sp.seed = 42;
-    write_synthetic_model(sp, path);
-  }
-  ~TempModel() { std::filesystem::remove(path); }
-};
-
 const std::string& tiny_model_path() {
-  static const TempModel model;
+  static const strata::test::TempModel model("engine-tiny", 3, 42);
   return model.path;
 }
 
@@ -41,15 +24,7 @@ std::shared_ptr<const Model> load(int n_threads = 2) {
   return Model::load(tiny_model_path(), o);
 }
 
-std::vector<int32_t> prompt_tokens(const Model& m, int n) {
-  std::vector<int32_t> t;
-  uint32_t x = 12345;
-  for (int i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    t.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(m.config().n_vocab)));
-  }
-  return t;
-}
+std::vector<int32_t> prompt_tokens(const Model& m, int n) { return strata::test::lcg_tokens(m.config().n_vocab, n, 12345); }
 
 // Logits of every position of a prompt, run in chunks of chunk_size.
 std::vector<float> prompt_logits(std::shared_ptr<const Model> m, const std::vector<int32_t>& tokens, int chunk,

@@ -1,5 +1,6 @@
 // The CPU reference backend: runs a chunk of tokens through every layer with the plain ops.
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -52,43 +53,56 @@ class NormWeights {
 
 class CpuExecutor final : public Executor {
  public:
-  CpuExecutor(const Model& model, const SessionOptions& options)
+  CpuExecutor(const Model& model, const StagePlan& plan, int32_t n_threads, const SessionOptions& options)
       : c_(model.config()),
         w_(model.weights()),
-        pool_(model.n_threads()),
-        kv_(options.kv_type, c_.n_layer, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v) {
-    for (const LayerWeights& l : w_.layers)
+        plan_(plan),
+        pool_(n_threads),
+        kv_(options.kv_type, plan.n_layers, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v) {
+    for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
+      const LayerWeights& l = w_.layers[il];
       norms_.push_back({norm_.get(l.attn_norm), norm_.get(l.q_norm), norm_.get(l.k_norm), norm_.get(l.ffn_norm)});
-    output_norm_ = norm_.get(w_.output_norm);
+    }
+    if (plan_.has_head) output_norm_ = norm_.get(w_.output_norm);
   }
 
   uint64_t kv_bytes() const override { return kv_.bytes(); }
 
-  void forward(std::span<const int32_t> tokens, int32_t pos0, int32_t first_logit_row, float* logits,
-               PhaseTimes& times, uint64_t* expert_counts, const std::atomic<bool>& cancel) override {
-    const int64_t T = static_cast<int64_t>(tokens.size());
+  void forward(const StageChunk& chunk, PhaseTimes& times, uint64_t* expert_counts,
+               const std::atomic<bool>& cancel) override {
+    const int64_t T = static_cast<int64_t>(chunk.tokens.size());
     const int64_t E = c_.n_embd;
     resize(T);
     PhaseClock clock;
 
-    // Embedding rows, dequantized from the table.
-    for (int64_t t = 0; t < T; ++t)
-      dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), &x_[t * E], E);
-    clock.tick(times.other_ms);
+    if (plan_.has_embd) {
+      // Embedding rows, dequantized from the table.
+      for (int64_t t = 0; t < T; ++t)
+        dequantize_row(w_.token_embd.type, w_.token_embd.row(chunk.tokens[t]), &x_[t * E], E);
+      clock.tick(times.other_ms);
+    } else {
+      std::copy(chunk.in, chunk.in + T * E, x_.begin());
+      clock.tick(times.transfer_ms);
+    }
 
-    for (int32_t il = 0; il < c_.n_layer; ++il) {
+    for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
-      attention(il, T, pos0);
+      attention(il, T, chunk.pos0);
       clock.tick(times.attention_ms);
       moe(il, T, clock, times, expert_counts);
     }
 
+    if (!plan_.has_head) {
+      std::copy(x_.begin(), x_.begin() + T * E, chunk.out);
+      clock.tick(times.transfer_ms);
+      return;
+    }
     // Final norm and the output head for the rows that want logits.
-    const int64_t rows = T - first_logit_row;
+    const int64_t first = chunk.first_logit_row, rows = T - first;
     if (rows > 0) {
-      for (int64_t t = first_logit_row; t < T; ++t)
-        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first_logit_row) * E], E, c_.rms_eps);
-      cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, logits, &pool_);
+      for (int64_t t = first; t < T; ++t)
+        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first) * E], E, c_.rms_eps);
+      cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, chunk.logits, &pool_);
     }
     clock.tick(times.other_ms);
   }
@@ -115,7 +129,8 @@ class CpuExecutor final : public Executor {
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing this chunk's K/V.
   void attention(int32_t il, int64_t T, int32_t pos0) {
     const LayerWeights& l = w_.layers[il];
-    const LayerNorms& n = norms_[il];
+    const LayerNorms& n = norms_[il - plan_.first_layer];
+    const int kv_layer = il - plan_.first_layer;
     const int64_t E = c_.n_embd;
     for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], n.attn, &xn_[t * E], E, c_.rms_eps);
     cpu::matmul_q(l.wq.type, l.wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
@@ -135,11 +150,11 @@ class CpuExecutor final : public Executor {
         auto rope = c_.rope == RopeStyle::Neox ? cpu::rope_neox : cpu::rope_norm;
         rope(q, c_.n_head, hd, pos, c_.rope_freq_base, c_.n_rot);
         rope(k, c_.n_head_kv, hd, pos, c_.rope_freq_base, c_.n_rot);
-        kv_.write(il, pos, k, &v_[t * c_.v_dim()]);
+        kv_.write(kv_layer, pos, k, &v_[t * c_.v_dim()]);
       }
     });
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    const KvView kv_k = kv_.k_view(il), kv_v = kv_.v_view(il);
+    const KvView kv_k = kv_.k_view(kv_layer), kv_v = kv_.v_view(kv_layer);
     const int64_t att_dim = c_.n_head * c_.head_dim_v;
     pool_.parallel_for(T, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t)
@@ -155,7 +170,7 @@ class CpuExecutor final : public Executor {
     const LayerWeights& l = w_.layers[il];
     const int64_t E = c_.n_embd;
     const int k = c_.n_expert_used;
-    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il].ffn, &xn_[t * E], E, c_.rms_eps);
+    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il - plan_.first_layer].ffn, &xn_[t * E], E, c_.rms_eps);
     cpu::matmul_q(l.gate_inp.type, l.gate_inp.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
     for (int64_t t = 0; t < T; ++t)
       cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, cpu::router_mode_of(c_.gating), &ids_[t * k],
@@ -175,6 +190,7 @@ class CpuExecutor final : public Executor {
 
   const ModelConfig& c_;
   const ModelWeights& w_;
+  const StagePlan plan_;
   ThreadPool pool_;
   KvCache kv_;
   NormWeights norm_;
@@ -186,18 +202,23 @@ class CpuExecutor final : public Executor {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const Model& model) : model_(model) {}
+  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads)
+      : model_(model), plan_(plan), n_threads_(n_threads) {}
   const char* name() const override { return "cpu"; }
   std::unique_ptr<Executor> new_executor(const SessionOptions& options) const override {
-    return std::make_unique<CpuExecutor>(model_, options);
+    return std::make_unique<CpuExecutor>(model_, plan_, n_threads_, options);
   }
 
  private:
   const Model& model_;
+  const StagePlan plan_;
+  const int32_t n_threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const Model& model) { return std::make_unique<CpuBackend>(model); }
+std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads) {
+  return std::make_unique<CpuBackend>(model, plan, n_threads);
+}
 
 }  // namespace strata::core

@@ -1,0 +1,49 @@
+// route_copy: a grid-stride float4 copy for the host route.
+#include "cuda/check.h"
+#include "cuda/common.cuh"
+#include "cuda/route.cuh"
+
+namespace strata::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 1024;  // enough requests in flight to fill the link
+
+static __global__ void route_copy4_kernel(const float4* __restrict__ src, float4* __restrict__ dst, int64_t n4) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+static __global__ void route_copy1_kernel(const float* __restrict__ src, float* __restrict__ dst, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = ceil_div(n, kThreads);
+  return static_cast<unsigned>(b < kMaxBlocks ? b : kMaxBlocks);
+}
+
+}  // namespace
+
+void route_copy(const float* src, float* dst, int64_t n, cudaStream_t stream) {
+  require_stream(stream, "route_copy");
+  require(n >= 0, "route_copy", "n >= 0", {{"n", n}});
+  if (n == 0) return;
+  const bool aligned = (reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16 == 0;
+  const int64_t n4 = aligned ? n / 4 : 0;
+  if (n4 > 0) {
+    route_copy4_kernel<<<blocks_for(n4), kThreads, 0, stream>>>(reinterpret_cast<const float4*>(src),
+                                                               reinterpret_cast<float4*>(dst), n4);
+    launch_check("route_copy4_kernel", stream);
+  }
+  const int64_t rest = n - n4 * 4;
+  if (rest > 0) {
+    route_copy1_kernel<<<blocks_for(rest), kThreads, 0, stream>>>(src + n4 * 4, dst + n4 * 4, rest);
+    launch_check("route_copy1_kernel", stream);
+  }
+}
+
+}  // namespace strata::cuda
