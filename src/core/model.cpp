@@ -78,8 +78,9 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   for (const StagePlan& sp : plan.stages) {
     Stage stage{sp, m->devices_[sp.device], nullptr};
     if (stage.device.is_cpu()) {
-      // The CPU backend reads the weights in place from the mapping: nothing to copy.
-      stage.backend = make_cpu_backend(*m, sp, stage_threads);
+      // The CPU backend reads the weights in place from the mapping; with a
+      // budget, the experts beyond it stream from a host arena.
+      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, progress);
     } else {
 #ifdef STRATA_HAVE_CUDA
       stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, progress);

@@ -8,8 +8,12 @@
 
 #include "core/cpu/matmul.h"
 #include "core/cpu/moe.h"
+#include "core/bytes.h"
 #include "core/cpu/ops.h"
+#include "core/cpu/ring_runner.h"
 #include "core/error.h"
+#include "core/expert_store.h"
+#include "core/log.h"
 #include "core/executor.h"
 #include "core/kv_cache.h"
 #include "core/model.h"
@@ -51,19 +55,38 @@ class NormWeights {
   std::vector<std::vector<float>> converted_;
 };
 
+// A stage's streamed experts on the CPU: the placement and the host arena of
+// the streamed blobs (the resident ones are read in place from the mapping).
+struct CpuStreamed {
+  StageExperts experts;
+  std::unique_ptr<uint8_t[]> arena;
+};
+
 class CpuExecutor final : public Executor {
  public:
-  CpuExecutor(const Model& model, const StagePlan& plan, int32_t n_threads, const SessionOptions& options)
+  CpuExecutor(const Model& model, const StagePlan& plan, int32_t n_threads, const CpuStreamed* streamed,
+              const SessionOptions& options)
       : c_(model.config()),
         w_(model.weights()),
         plan_(plan),
         pool_(n_threads),
-        kv_(options.kv_type, plan.n_layers, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v) {
+        kv_(options.kv_type, plan.n_layers, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v),
+        streamed_(streamed) {
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       const LayerWeights& l = w_.layers[il];
       norms_.push_back({norm_.get(l.attn_norm), norm_.get(l.q_norm), norm_.get(l.k_norm), norm_.get(l.ffn_norm)});
     }
     if (plan_.has_head) output_norm_ = norm_.get(w_.output_norm);
+    if (streamed_) {
+      const PlacementPlan& p = streamed_->experts.plan;
+      ring_ = std::make_unique<cpu::CpuRing>(p.ring_slots, p.slot_bytes);
+      // Pointer tables: resident experts in place in the mapping; streamed ones are set as their slot fills.
+      for (const TensorRef LayerWeights::*t : {&LayerWeights::gate_exps, &LayerWeights::up_exps, &LayerWeights::down_exps}) {
+        std::vector<const uint8_t*>& table = ptrs_.emplace_back(static_cast<size_t>(plan.n_layers) * c_.n_expert);
+        for (int32_t l = 0; l < plan.n_layers; ++l)
+          for (int32_t e = 0; e < c_.n_expert; ++e) table[l * c_.n_expert + e] = (w_.layers[plan.first_layer + l].*t).expert(e);
+      }
+    }
   }
 
   uint64_t kv_bytes() const override { return kv_.bytes(); }
@@ -85,11 +108,21 @@ class CpuExecutor final : public Executor {
       clock.tick(times.transfer_ms);
     }
 
+    const uint64_t streamed0 = streamed_ ? ring_->bytes_copied() : 0;
+    if (streamed_) {
+      // Long chunks stream every non-resident expert from the start; short ones only what each layer routes.
+      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
+      if (mode_ == prefill::RingMode::StreamAll) start_ring(stream_all_schedule(streamed_->experts, next_slot_), -1);
+    }
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
       attention(il, T, chunk.pos0);
       clock.tick(times.attention_ms);
       moe(il, T, clock, times, expert_counts);
+    }
+    if (streamed_) {
+      ring_->finish();
+      times.bytes_streamed += ring_->bytes_copied() - streamed0;
     }
 
     if (!plan_.has_head) {
@@ -181,11 +214,70 @@ class CpuExecutor final : public Executor {
     for (int32_t e : table.active) expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
     clock.tick(times.grouping_ms);
 
-    const cpu::MoeWeights mw = cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
-    cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
-    clock.tick(times.expert_ms);
+    cpu::MoeWeights mw = cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+    if (!streamed_) {
+      cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
+      clock.tick(times.expert_ms);
+    } else {
+      moe_streamed(il - plan_.first_layer, mw, table, clock, times);
+    }
     for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
     clock.tick(times.combine_ms);
+  }
+
+  // Starts the copy thread on a schedule; its loads of schedule layer 0 belong to `layer` when that is not -1.
+  void start_ring(prefill::RingSchedule schedule, int32_t layer) {
+    schedule_ = std::move(schedule);
+    next_slot_ = schedule_.next_slot;
+    const StageExperts& x = streamed_->experts;
+    const uint8_t* arena = streamed_->arena.get();
+    ring_->start(schedule_, [&x, arena, layer](const prefill::RingLoad& load) {
+      const int32_t l = layer >= 0 ? layer : load.layer;
+      return cpu::CpuRing::Blob{arena + x.arena_offset(l, load.expert), x.layouts[l].bytes};
+    });
+  }
+
+  // The experts of layer li (of the stage) with the ring: the resident ones in
+  // place, then each streamed one as its slot lands, in schedule order.
+  void moe_streamed(int32_t li, cpu::MoeWeights& mw, const prefill::RowTable& table, PhaseClock& clock,
+                    PhaseTimes& times) {
+    const StageExperts& x = streamed_->experts;
+    const size_t base = static_cast<size_t>(li) * c_.n_expert;
+    mw.gate.ptrs = &ptrs_[0][base];
+    mw.up.ptrs = &ptrs_[1][base];
+    mw.down.ptrs = &ptrs_[2][base];
+    cpu::MoeChunk moe(mw, xn_.data(), table, &pool_);
+    std::vector<int32_t> resident;
+    for (int32_t e : table.active)
+      if (!x.streamed[li][e]) resident.push_back(e);
+    moe.run(mw, resident);
+
+    int32_t begin = 0, end = 0;
+    if (mode_ == prefill::RingMode::StreamAll) {
+      begin = schedule_.layer_begin[li];
+      end = schedule_.layer_begin[li + 1];
+    } else {
+      start_ring(routed_schedule(x, li, table, next_slot_), li);
+      end = static_cast<int32_t>(schedule_.computes.size());
+    }
+    const double wait0 = ring_->wait_ms();
+    const BlobLayout& b = x.layouts[li];
+    for (int32_t i = begin; i < end; ++i) {
+      const uint8_t* slot = ring_->wait_loaded(i);
+      const int32_t e = schedule_.computes[i].expert;
+      ptrs_[0][base + e] = slot + b.gate;
+      ptrs_[1][base + e] = slot + b.up;
+      ptrs_[2][base + e] = slot + b.down;
+      const int32_t one[1] = {e};
+      moe.run(mw, one);
+      ring_->release(i);
+    }
+    if (mode_ == prefill::RingMode::Routed) ring_->finish();
+    clock.tick(times.expert_ms);
+    const double wait = ring_->wait_ms() - wait0;
+    times.expert_ms -= wait;
+    times.stream_wait_ms += wait;
+    moe.combine(weights_.data(), o_.data());
   }
 
   const ModelConfig& c_;
@@ -198,27 +290,55 @@ class CpuExecutor final : public Executor {
   const float* output_norm_ = nullptr;
   std::vector<float> x_, xn_, q_, k_, v_, att_, o_, router_, weights_;
   std::vector<int32_t> ids_;
+  // Streaming (null when every expert of the stage is resident).
+  const CpuStreamed* streamed_;
+  std::unique_ptr<cpu::CpuRing> ring_;
+  prefill::RingSchedule schedule_;
+  prefill::RingMode mode_ = prefill::RingMode::Routed;
+  int32_t next_slot_ = 0;
+  std::vector<std::vector<const uint8_t*>> ptrs_;  // gate, up, down: [layer * n_expert + e]
 };
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads)
-      : model_(model), plan_(plan), n_threads_(n_threads) {}
+  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads, uint64_t budget,
+             const ProgressFn& progress)
+      : model_(model), plan_(plan), n_threads_(n_threads) {
+    if (budget == 0 || model.config().n_expert == 0) return;
+    StageMemory memory;
+    memory.budget = budget;
+    StageExperts experts = place_stage_experts(model, plan, memory);
+    if (!experts.streams()) return;
+    streamed_ = std::make_unique<CpuStreamed>();
+    streamed_->experts = std::move(experts);
+    const PlacementPlan& p = streamed_->experts.plan;
+    try {
+      streamed_->arena.reset(new uint8_t[p.arena_bytes]);
+    } catch (const std::bad_alloc&) {
+      fail(STRATA_ERR_OUT_OF_MEMORY, "cpu: the host arena of the streamed experts needs {}", format_gib(p.arena_bytes));
+    }
+    fill_arena(model, streamed_->experts, streamed_->arena.get(), progress);
+    log_info("cpu: layers {}..{}: {} experts resident, {} streamed through a ring of {} slots ({} arena)",
+             plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(), p.ring_slots,
+             format_gib(p.arena_bytes));
+  }
   const char* name() const override { return "cpu"; }
   std::unique_ptr<Executor> new_executor(const SessionOptions& options) const override {
-    return std::make_unique<CpuExecutor>(model_, plan_, n_threads_, options);
+    return std::make_unique<CpuExecutor>(model_, plan_, n_threads_, streamed_.get(), options);
   }
 
  private:
   const Model& model_;
   const StagePlan plan_;
   const int32_t n_threads_;
+  std::unique_ptr<CpuStreamed> streamed_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads) {
-  return std::make_unique<CpuBackend>(model, plan, n_threads);
+std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads,
+                                          uint64_t budget, const ProgressFn& progress) {
+  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, progress);
 }
 
 }  // namespace strata::core

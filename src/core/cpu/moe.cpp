@@ -84,55 +84,79 @@ void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float
   ffn_prepared(w, expert, xg.row(0), xu.row(0), s, y, h_out);
 }
 
-void moe_forward(const MoeWeights& w, const float* X, const prefill::RowTable& table, const float* topk_weights,
-                 float* Y, ThreadPool* pool) {
+struct MoeChunk::Impl {
+  const prefill::RowTable& table;
+  ThreadPool* pool;
+  int64_t T, k, E;
+  ActivationRows xg, xu;  // each token's x prepared for gate's and up's types
+  std::vector<float> ys;  // per (token, slot) expert outputs, [T * k][E]; each written by one row
+
+  Impl(const MoeWeights& w, const float* X, const prefill::RowTable& t, ThreadPool* p)
+      : table(t),
+        pool(p),
+        T(t.n_tokens),
+        k(t.k),
+        E(w.n_embd),
+        xg(w.gate.type, X, t.n_tokens, w.n_embd, p),
+        xu(w.up.type, X, t.n_tokens, w.n_embd, p),
+        ys(static_cast<size_t>(t.n_tokens) * t.k * w.n_embd) {}
+};
+
+MoeChunk::MoeChunk(const MoeWeights& w, const float* X, const prefill::RowTable& table, ThreadPool* pool) {
   if (table.n_expert != w.n_expert) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "moe: row table has {} experts, weights have {}", table.n_expert, w.n_expert);
   }
-  const int64_t T = table.n_tokens, k = table.k, E = w.n_embd;
-  if (T == 0) return;
-  // Each token's x prepared once for gate and once for up (the same rows when
-  // both take the same activation kind, which quantizes deterministically).
-  const ActivationRows xg(w.gate.type, X, T, E, pool);
-  const ActivationRows xu(w.up.type, X, T, E, pool);
+  if (static_cast<int64_t>(table.entries.size()) != static_cast<int64_t>(table.n_tokens) * table.k) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "moe: row table lists {} rows for {} tokens x {} slots", table.entries.size(),
+         table.n_tokens, table.k);
+  }
+  impl_ = std::make_unique<Impl>(w, X, table, pool);
+}
 
-  // Work list in execution order: expert groups in table.active order, each
-  // group's rows ascending; expert_of[i] names the expert of work item i.
+MoeChunk::~MoeChunk() = default;
+
+void MoeChunk::run(const MoeWeights& w, std::span<const int32_t> experts) {
+  Impl& m = *impl_;
+  // Work list: the experts' rows, group after group, each group ascending.
   std::vector<int32_t> work, expert_of;
-  work.reserve(T * k);
-  expert_of.reserve(T * k);
-  for (int32_t e : table.active) {
-    for (int32_t row : table.group(e)) {
+  for (int32_t e : experts) {
+    check_expert(w, e);
+    for (int32_t row : m.table.group(e)) {
       work.push_back(row);
       expert_of.push_back(e);
     }
   }
-  if (static_cast<int64_t>(work.size()) != T * k) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "moe: row table lists {} rows for {} tokens x {} slots", work.size(), T, k);
-  }
-
-  // Per (token, slot) expert outputs, [T * k][E]; each written by one work item.
-  std::vector<float> ys(static_cast<size_t>(T * k * E));
-  auto run_items = [&](int64_t b, int64_t e) {
+  const auto k = static_cast<int32_t>(m.k);
+  parallel_for(m.pool, static_cast<int64_t>(work.size()), [&](int64_t b, int64_t e) {
     FfnScratch s;
     for (int64_t i = b; i < e; ++i) {
-      const int32_t row = work[i], t = row / static_cast<int32_t>(k);
-      ffn_prepared(w, expert_of[i], xg.row(t), xu.row(t), s, &ys[static_cast<size_t>(row) * E], nullptr);
+      const int32_t row = work[i], t = row / k;
+      ffn_prepared(w, expert_of[i], m.xg.row(t), m.xu.row(t), s, &m.ys[static_cast<size_t>(row) * m.E], nullptr);
     }
-  };
-  auto combine = [&](int64_t b, int64_t e) {
+  });
+}
+
+void MoeChunk::combine(const float* topk_weights, float* Y) {
+  Impl& m = *impl_;
+  parallel_for(m.pool, m.T, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      float* y = Y + t * E;
-      std::fill(y, y + E, 0.0f);
-      for (int64_t slot = 0; slot < k; ++slot) {
-        const float wt = topk_weights[t * k + slot];
-        const float* ye = &ys[static_cast<size_t>(t * k + slot) * E];
-        for (int64_t j = 0; j < E; ++j) y[j] += wt * ye[j];
+      float* y = Y + t * m.E;
+      std::fill(y, y + m.E, 0.0f);
+      for (int64_t slot = 0; slot < m.k; ++slot) {
+        const float wt = topk_weights[t * m.k + slot];
+        const float* ye = &m.ys[static_cast<size_t>(t * m.k + slot) * m.E];
+        for (int64_t j = 0; j < m.E; ++j) y[j] += wt * ye[j];
       }
     }
-  };
-  parallel_for(pool, T * k, run_items);
-  parallel_for(pool, T, combine);
+  });
+}
+
+void moe_forward(const MoeWeights& w, const float* X, const prefill::RowTable& table, const float* topk_weights,
+                 float* Y, ThreadPool* pool) {
+  if (table.n_tokens == 0) return;
+  MoeChunk chunk(w, X, table, pool);
+  chunk.run(w, table.active);
+  chunk.combine(topk_weights, Y);
 }
 
 void moe_forward_token(const MoeWeights& w, const float* x, const int32_t* ids, const float* weights, int k, float* y,

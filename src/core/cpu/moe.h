@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 
 #include "core/quant.h"
 
@@ -16,15 +18,18 @@ class ThreadPool;
 namespace strata::core::cpu {
 
 // One 3-D expert tensor of a GGUF file, [n_in, n_out, n_expert] (ne0 = n_in is
-// the row length): expert e's n_out x n_in matrix starts at base + e * stride.
+// the row length): expert e's n_out x n_in matrix starts at base + e * stride,
+// or at ptrs[e] when a pointer table is set (experts in ring slots or
+// anywhere else).
 struct ExpertTensor {
   GgmlType type = GgmlType::F32;
   const uint8_t* base = nullptr;
   size_t stride = 0;  // row_size(type, n_in) * n_out
   int64_t n_in = 0;
   int64_t n_out = 0;
+  const uint8_t* const* ptrs = nullptr;  // [n_expert], or null
 
-  const uint8_t* expert(int e) const { return base + static_cast<size_t>(e) * stride; }
+  const uint8_t* expert(int e) const { return ptrs ? ptrs[e] : base + static_cast<size_t>(e) * stride; }
   size_t row_bytes() const { return stride / static_cast<size_t>(n_out); }
 };
 
@@ -64,6 +69,28 @@ struct MoeWeights {
 // swiglu(g, u) (F32, n_ff); h is prepared for down's type the same way; y =
 // down_e · h (n_embd floats). If h_out is not null it receives h (for tests).
 void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float* h_out = nullptr);
+
+// The MoE step of a chunk in parts, for a caller whose experts arrive one
+// after another (the ring): the activations are prepared once, run() computes
+// the rows of the experts named, reading their matrices from `w` as it is at
+// that call, and combine() sums the rows in slot order. Together they compute
+// exactly what moe_forward does, bit for bit, whatever the order of the run()
+// calls. The weights, X and table must outlive it.
+class MoeChunk {
+ public:
+  // Throws Error(STRATA_ERR_INVALID_ARGUMENT) as moe_forward.
+  MoeChunk(const MoeWeights& w, const float* X, const prefill::RowTable& table, ThreadPool* pool);
+  ~MoeChunk();
+  // The rows of each listed expert (an expert without rows does nothing).
+  void run(const MoeWeights& w, std::span<const int32_t> experts);
+  // Y[t] = sum over slots, in order, of topk_weights[t][slot] * row (t, slot).
+  // Every routed expert must have run.
+  void combine(const float* topk_weights, float* Y);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // The MoE step of a chunk of table.n_tokens tokens:
 //   Y[t] = sum over slot = 0..k-1, in that order, of topk_weights[t][slot] *

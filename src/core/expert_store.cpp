@@ -1,0 +1,122 @@
+// Blob layout and packing, a stage's expert placement from the model's sizes, and the host arena fill.
+#include "core/expert_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/bytes.h"
+#include "core/cost.h"
+#include "core/error.h"
+#include "core/quant.h"
+#include "core/stage_buffers.h"
+
+namespace strata::core {
+namespace {
+
+uint64_t bytes_of(const TensorRef& t) { return t.present() ? t.nbytes : 0; }
+
+}  // namespace
+
+BlobLayout blob_layout(const LayerWeights& l) {
+  BlobLayout b;
+  b.gate = 0;
+  b.up = align_up(l.gate_exps.expert_bytes(), kBlobAlign);
+  b.down = b.up + align_up(l.up_exps.expert_bytes(), kBlobAlign);
+  b.bytes = b.down + align_up(l.down_exps.expert_bytes(), kBlobAlign);
+  return b;
+}
+
+void pack_blob(const LayerWeights& l, const BlobLayout& b, int32_t e, uint8_t* dst) {
+  std::memset(dst, 0, b.bytes);
+  std::memcpy(dst + b.gate, l.gate_exps.expert(e), l.gate_exps.expert_bytes());
+  std::memcpy(dst + b.up, l.up_exps.expert(e), l.up_exps.expert_bytes());
+  std::memcpy(dst + b.down, l.down_exps.expert(e), l.down_exps.expert_bytes());
+}
+
+StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory) {
+  const ModelConfig& c = model.config();
+  const ModelWeights& w = model.weights();
+  const int32_t ctx = memory.n_ctx > 0 ? memory.n_ctx : std::min(c.n_ctx_train, 4096);
+  const int64_t T = memory.chunk, E = c.n_embd;
+
+  PlacementInput in;
+  in.budget = memory.budget;
+  if (stage.has_embd) in.fixed_bytes += bytes_of(w.token_embd);
+  if (stage.has_head) in.fixed_bytes += bytes_of(w.output) + bytes_of(w.output_norm);
+  uint64_t blob_bytes = 0;
+  for (int32_t il = stage.first_layer; il < stage.end_layer(); ++il) {
+    const LayerWeights& l = w.layers[il];
+    uint64_t dense = 0;
+    for (const TensorRef* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.q_norm, &l.k_norm, &l.ffn_norm, &l.gate_inp})
+      dense += bytes_of(*t);
+    in.dense_bytes.push_back(dense);
+    const uint64_t blob = blob_layout(l).bytes;
+    blob_bytes = std::max(blob_bytes, blob);
+    in.expert_bytes.emplace_back(static_cast<size_t>(c.n_expert), blob);
+  }
+  in.kv_bytes = uint64_t(2) * ctx * c.n_head_kv * (c.head_dim_k + c.head_dim_v) * stage.n_layers;
+
+  // Prompt buffers: the MoE buffers of stage_buffers.h plus attention's (q, k, v, attention out, o, the residual).
+  BufferShape shape;
+  shape.chunk = T;
+  shape.n_embd = E;
+  shape.n_ff_exp = c.n_ff_exp;
+  shape.k = c.n_expert_used;
+  shape.n_expert = c.n_expert;
+  shape.xq_row_bytes = activation_row_size(ActivationKind::Q8A, E);
+  shape.hq_row_bytes = activation_row_size(ActivationKind::Q8A, c.n_ff_exp);
+  const uint64_t attention = static_cast<uint64_t>(T) * (c.q_dim() + c.k_dim() + c.v_dim() +
+                                                         static_cast<int64_t>(c.n_head) * c.head_dim_v + 2 * E) * 4;
+  in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention;
+
+  MoeShape m;
+  m.n_layer = stage.n_layers;
+  m.n_expert = c.n_expert;
+  m.k = c.n_expert_used;
+  m.n_embd = E;
+  m.n_ff_exp = c.n_ff_exp;
+  m.blob_bytes = blob_bytes;
+  in.max_slots = std::max(in.min_slots, std::min(32, 2 * c.n_expert));
+  in.ring_slots_wanted =
+      choose_ring_depth(m, T, 0, RingMode::StreamAll, in.min_slots, in.max_slots, LinkRates{}, ComputeRates{});
+  StageExperts out;
+  out.stage = stage;
+  out.plan = plan_placement(in);
+  for (int32_t l = 0; l < stage.n_layers; ++l) {
+    out.layouts.push_back(blob_layout(w.layers[stage.first_layer + l]));
+    out.streamed.push_back(out.plan.streamed_mask(l));
+  }
+  return out;
+}
+
+void fill_arena(const Model& model, const StageExperts& x, uint8_t* arena, const ProgressFn& progress) {
+  uint64_t done = 0;
+  for (const ExpertRef& r : x.plan.streamed) {
+    const BlobLayout& b = x.layouts[r.layer];
+    pack_blob(model.weights().layers[x.stage.first_layer + r.layer], b, r.expert,
+              arena + x.arena_offset(r.layer, r.expert));
+    done += b.bytes;
+    if (progress && !progress(done, x.plan.arena_bytes)) fail(STRATA_ABORTED, "model: load cancelled");
+  }
+}
+
+prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_slot) {
+  prefill::RingInput in;
+  in.mode = prefill::RingMode::StreamAll;
+  in.n_slots = x.plan.ring_slots;
+  in.first_slot = first_slot;
+  for (const std::vector<bool>& mask : x.streamed) in.layers.push_back(prefill::ring_layer_all(mask));
+  return prefill::plan_ring(in);
+}
+
+prefill::RingSchedule routed_schedule(const StageExperts& x, int32_t layer, const prefill::RowTable& table,
+                                      int32_t first_slot) {
+  prefill::RingInput in;
+  in.mode = prefill::RingMode::Routed;
+  in.n_slots = x.plan.ring_slots;
+  in.first_slot = first_slot;
+  in.layers.push_back(prefill::ring_layer_routed(table, x.streamed[layer]));
+  return prefill::plan_ring(in);
+}
+
+}  // namespace strata::core

@@ -1,0 +1,69 @@
+// Where a stage's routed experts live: one expert's packed blob (gate | up | down), the stage's placement from its
+// budget, and the host arena of the streamed blobs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/arch.h"
+#include "core/model.h"
+#include "core/partition.h"
+#include "core/placement.h"
+#include "core/weights.h"
+#include "prefill/ring.h"
+#include "prefill/row_table.h"
+
+namespace strata::core {
+
+// Offsets of one expert's three matrices inside its blob, each at a
+// kBlobAlign boundary so every row starts where the kernels expect; the same
+// for every expert of a layer.
+struct BlobLayout {
+  uint64_t gate = 0, up = 0, down = 0;
+  uint64_t bytes = 0;  // the whole blob (aligned)
+};
+inline constexpr uint64_t kBlobAlign = 256;
+
+BlobLayout blob_layout(const LayerWeights& layer);
+// Copies expert e's gate, up and down matrices from the mapping into dst
+// (layout.bytes bytes; alignment gaps are zeroed).
+void pack_blob(const LayerWeights& layer, const BlobLayout& layout, int32_t expert, uint8_t* dst);
+
+// Inputs of a stage's placement that are not in the model.
+struct StageMemory {
+  uint64_t budget = 0;   // the device's budget for this stage (bytes)
+  int32_t chunk = 2048;  // prompt chunk the buffers are sized for
+  int32_t n_ctx = 0;     // context the KV cache is sized for; 0 = min(n_ctx_train, 4096)
+};
+
+// A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
+struct StageExperts {
+  StagePlan stage;
+  PlacementPlan plan;
+  std::vector<BlobLayout> layouts;          // per layer
+  std::vector<std::vector<bool>> streamed;  // per layer: true where the expert streams
+
+  bool streams() const { return plan.ring_slots > 0; }
+  uint64_t arena_offset(int32_t layer, int32_t expert) const { return plan.arena_offset[plan.index(layer, expert)]; }
+};
+
+// The experts of one stage's layers: dense weights, KV (F16) and prompt
+// buffers first, a ring as deep as the cost model finds useful for a
+// stream-all chunk, then resident experts in the uniform order. Errors as
+// plan_placement (over budget: Error(OUT_OF_MEMORY) naming the parts).
+StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory);
+
+// Packs every streamed blob into `arena` (plan.arena_bytes bytes) at its
+// arena offset, reporting bytes done through progress (which may stop it:
+// Error(ABORTED)).
+void fill_arena(const Model& model, const StageExperts& experts, uint8_t* arena, const ProgressFn& progress);
+
+// The ring schedule of a chunk in StreamAll mode: every streamed expert of
+// every layer, (layer, expert) order, slots from first_slot on.
+prefill::RingSchedule stream_all_schedule(const StageExperts& experts, int32_t first_slot);
+// The ring schedule of one layer in Routed mode: its routed streamed experts,
+// biggest group first; the schedule's layer 0 is `layer`.
+prefill::RingSchedule routed_schedule(const StageExperts& experts, int32_t layer, const prefill::RowTable& table,
+                                      int32_t first_slot);
+
+}  // namespace strata::core

@@ -1,0 +1,136 @@
+// Expert streaming on the CPU backend: a budget that leaves experts out of "VRAM" sends them through the ring
+// (host arena -> slots on a copy thread); the logits equal the all-resident run's bit for bit.
+#include <cstring>
+
+#include "catch.hpp"
+#include "core/error.h"
+#include "core/expert_store.h"
+#include "core/model.h"
+#include "core/session.h"
+#include "engine_fixtures.h"
+#include "error_checks.h"
+
+using namespace strata::core;
+
+namespace {
+
+const std::string& model_path() {
+  static const strata::test::TempModel model("streaming", 3, 99);
+  return model.path;
+}
+
+std::shared_ptr<const Model> load(uint64_t budget, const std::string& devices = "cpu",
+                                  const std::string& split = "") {
+  ModelOptions o;
+  o.devices = devices;
+  o.layer_split = split;
+  o.vram_budget = budget;
+  o.n_threads = 2;
+  return Model::load(model_path(), o);
+}
+
+// The placement of the whole model as one stage with a budget.
+StageExperts placed(uint64_t budget) {
+  const auto m = load(0);
+  StageMemory mem;
+  mem.budget = budget;
+  return place_stage_experts(*m, m->stages()[0].plan, mem);
+}
+
+// Budgets: the dense part, KV and prompt buffers plus 3 ring slots (every
+// expert streams), and that plus half the experts' bytes.
+struct Budgets {
+  uint64_t all_streamed = 0, half_resident = 0, streamed_bytes = 0;
+};
+Budgets budgets() {
+  const PlacementPlan all = placed(uint64_t(1) << 40).plan;
+  REQUIRE(all.ring_slots == 0);  // everything fits: nothing streams
+  const uint64_t base = all.fixed_bytes + all.dense_bytes + all.kv_bytes + all.prompt_bytes;
+  const StageExperts one = placed(base + 3 * (all.resident_bytes / all.resident.size() + 256));
+  REQUIRE(one.streams());
+  Budgets b;
+  b.all_streamed = base + 3 * one.plan.slot_bytes;
+  b.half_resident = b.all_streamed + all.resident_bytes / 2;
+  b.streamed_bytes = placed(b.all_streamed).plan.streamed_bytes;
+  return b;
+}
+
+struct Run {
+  std::vector<float> logits;
+  std::vector<uint64_t> counts;
+  SessionStats stats;  // of the prompt
+};
+
+Run run(std::shared_ptr<const Model> m, int n_tokens, int chunk) {
+  SessionOptions o;
+  o.n_ctx = 128;
+  o.chunk_size = chunk;
+  Session s(m, o);
+  Run r;
+  s.prompt(strata::test::lcg_tokens(m->config().n_vocab, n_tokens, 31), [&](int32_t, std::span<const float> l) {
+    r.logits.insert(r.logits.end(), l.begin(), l.end());
+    return true;
+  });
+  r.stats = s.stats();
+  for (int32_t t : {9, 2, 6}) {
+    const auto l = s.decode(t);
+    r.logits.insert(r.logits.end(), l.begin(), l.end());
+  }
+  r.counts = s.expert_counts();
+  return r;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("placement of a stage: every expert streams at the smallest budget, half at the next") {
+  const Budgets b = budgets();
+  const StageExperts all = placed(b.all_streamed);
+  CHECK(all.plan.n_resident() == 0);
+  CHECK(all.plan.ring_slots == 3);
+  CHECK(all.plan.streamed_bytes == b.streamed_bytes);
+  const StageExperts half = placed(b.half_resident);
+  CHECK(half.plan.n_resident() > 0);
+  CHECK(half.plan.n_resident() < static_cast<int32_t>(half.plan.resident.size()));
+  // Over budget: the dense part alone does not fit.
+  CHECK(status_of([&] { load(b.all_streamed - 3 * all.plan.slot_bytes); }) == STRATA_ERR_OUT_OF_MEMORY);
+}
+
+TEST_CASE("streamed experts give the all-resident logits bit for bit, in both ring modes") {
+  const Budgets b = budgets();
+  const auto resident = load(0);
+  // Tiny routes 2 of 8 experts: chunks of 1 and 5 tokens stream what each layer routes, 37 every streamed expert.
+  for (int chunk : {1, 5, 37}) {
+    const Run ref = run(resident, 37, chunk);
+    CHECK(ref.stats.phases.bytes_streamed == 0);
+    for (uint64_t budget : {b.all_streamed, b.half_resident}) {
+      INFO("chunk " << chunk << " budget " << budget);
+      const Run got = run(load(budget), 37, chunk);
+      CHECK(same_bits(got.logits, ref.logits));
+      CHECK(got.counts == ref.counts);
+      CHECK(got.stats.phases.bytes_streamed > 0);
+      if (budget == b.all_streamed && chunk == 37)  // one stream-all chunk moves every blob once
+        CHECK(got.stats.phases.bytes_streamed == b.streamed_bytes);
+    }
+  }
+}
+
+TEST_CASE("streaming under a layer split: two CPU stages, each with its own ring") {
+  // The budget where the bigger stage streams every expert.
+  const auto split = load(0, "cpu,cpu", "auto");
+  uint64_t budget = 0;
+  for (const Stage& s : split->stages()) {
+    StageMemory mem;
+    mem.budget = uint64_t(1) << 40;
+    const PlacementPlan p = place_stage_experts(*split, s.plan, mem).plan;
+    const uint64_t slot = p.resident_bytes / p.resident.size() + 256;
+    budget = std::max(budget, p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + 3 * slot);
+  }
+  const Run ref = run(load(0), 30, 8);
+  const Run got = run(load(budget, "cpu,cpu", "auto"), 30, 8);
+  CHECK(same_bits(got.logits, ref.logits));
+  CHECK(got.stats.phases.bytes_streamed > 0);
+}
