@@ -96,6 +96,9 @@ void bench(const BenchOptions& o) {
     fmt::print("model: {} ({} layers, {} experts top-{}, {:.2f} GB experts, {:.2f} GB dense), backend {}\n",
                path, info.n_layer, info.n_expert, info.n_expert_used, info.expert_bytes / 1e9, info.dense_bytes / 1e9,
                info.backend);
+  if (!o.json && info.n_experts_streamed > 0)
+    fmt::print("experts: {} resident, {} streamed ({:.2f} GB), pinned host-to-device link {:.1f} GB/s\n",
+               info.n_experts_resident, info.n_experts_streamed, info.streamed_bytes / 1e9, info.link_gbps);
   std::string json = "[";
   for (int32_t n : parse_list(o.prompts)) {
     run_once(model, o, std::min(n, 64), 7);  // warm-up: page-in, allocations
@@ -107,15 +110,18 @@ void bench(const BenchOptions& o) {
     for (const Run& r : runs) dec.push_back(r.decode_tps);
     std::sort(dec.begin(), dec.end());
     const strata::Stats& s = med.stats;
+    // The link floor: the prompt cannot take less than its streamed bytes over the measured link.
+    const double floor_ms = info.link_gbps > 0 ? s.bytes_streamed / (info.link_gbps * 1e6) : 0.0;
+    const double of_floor = floor_ms > 0 ? floor_ms / s.prompt_ms : 0.0;
     if (o.json) {
       json += fmt::format(
           "{}{{\"prompt\":{},\"gen\":{},\"prefill_tps\":{:.2f},\"decode_tps\":{:.2f},\"prompt_ms\":{:.3f},"
           "\"attention_ms\":{:.3f},\"routing_ms\":{:.3f},\"grouping_ms\":{:.3f},\"stream_wait_ms\":{:.3f},"
           "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{},"
-          "\"vram_bytes\":{}}}",
+          "\"link_floor_ms\":{:.3f},\"of_floor\":{:.4f},\"vram_bytes\":{}}}",
           json.size() > 1 ? "," : "", n, o.gen, med.prefill_tps, dec[dec.size() / 2], s.prompt_ms, s.attention_ms,
           s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms, s.transfer_ms, s.other_ms,
-          s.bytes_streamed, info.device_bytes + s.device_bytes);
+          s.bytes_streamed, floor_ms, of_floor, info.device_bytes + s.device_bytes);
     } else {
       fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})   VRAM {:.2f} GiB\n", n,
                  med.prefill_tps, dec[dec.size() / 2], o.repeat, (info.device_bytes + s.device_bytes) / 1073741824.0);
@@ -123,6 +129,9 @@ void bench(const BenchOptions& o) {
                  "combine {:.1f}  transfer {:.1f}  other {:.1f}\n",
                  s.attention_ms, s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms,
                  s.transfer_ms, s.other_ms);
+      if (floor_ms > 0)
+        fmt::print("    streamed {:.2f} GB: link floor {:.1f} ms, achieved {:.0f}% of the floor\n", s.bytes_streamed / 1e9,
+                   floor_ms, 100 * of_floor);
     }
   }
   if (o.json) fmt::print("{}]\n", json);

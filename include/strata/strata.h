@@ -141,6 +141,12 @@ typedef struct strata_model_info {
   uint64_t dense_bytes;      /* bytes of everything else */
   const char* backend;       /* "cpu" or "cuda"; valid while the model lives */
   uint64_t device_bytes;     /* device memory the weights take (0 on the CPU) */
+  /* Expert placement under the VRAM budget (over all stages): */
+  int32_t n_experts_resident;    /* (layer, expert) pairs held in device memory */
+  int32_t n_experts_streamed;    /* pairs in pinned host memory, streamed through the ring */
+  uint64_t streamed_bytes;       /* their bytes: what a prompt chunk that routes to all of them moves */
+  double link_gbps;              /* pinned host-to-device rate measured at load, GB/s (1e9 B/s); 0 when
+                                    nothing streams. streamed_bytes / link_gbps is a chunk's link floor */
 } strata_model_info;
 
 /* Fills *out_info (whose struct_size the caller sets). Errors: INVALID_ARGUMENT. */

@@ -175,6 +175,11 @@ STRATA_API strata_status strata_model_get_info(const strata_model* model, strata
     out->dense_bytes = w.dense_bytes;
     out->backend = model->model->backend_name();
     out->device_bytes = model->model->device_bytes();
+    const strata::core::ExpertResidency r = model->model->residency();
+    out->n_experts_resident = r.resident;
+    out->n_experts_streamed = r.streamed;
+    out->streamed_bytes = r.streamed_bytes;
+    out->link_gbps = r.link_GBps;
   });
 }
 

@@ -65,6 +65,15 @@ class RouteBuffer {
   virtual float* data() = 0;
 };
 
+// How a stage holds its routed experts.
+struct ExpertResidency {
+  int32_t resident = 0;         // experts in device memory
+  int32_t streamed = 0;         // experts in the host arena, through the ring
+  uint64_t streamed_bytes = 0;  // their blobs: what a stream-all chunk moves
+  int32_t ring_slots = 0;       // per session
+  double link_GBps = 0;         // pinned host-to-device rate measured at load (0 when nothing streams)
+};
+
 // A backend's per-model state for one stage (e.g. its layers' weights
 // uploaded to a device); makes one executor per session. Owned by the Model,
 // which outlives it.
@@ -75,6 +84,7 @@ class Backend {
   virtual std::unique_ptr<Executor> new_executor(const SessionOptions& options) const = 0;
   // Device memory the stage's weights take; 0 on the CPU.
   virtual uint64_t device_bytes() const { return 0; }
+  virtual ExpertResidency residency() const = 0;
   // Route memory of `floats` elements that this backend's devices and every
   // other stage's can read and write.
   virtual std::unique_ptr<RouteBuffer> new_route(size_t floats) const;

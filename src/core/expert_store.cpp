@@ -89,6 +89,16 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   return out;
 }
 
+uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t n_slots, const StageMemory& memory) {
+  StageMemory all = memory;
+  all.budget = UINT64_MAX / 4;
+  const PlacementPlan p = place_stage_experts(model, stage, all).plan;
+  uint64_t blob = 0;
+  for (int32_t l = stage.first_layer; l < stage.end_layer(); ++l)
+    blob = std::max(blob, blob_layout(model.weights().layers[l]).bytes);
+  return p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + static_cast<uint64_t>(n_slots) * blob;
+}
+
 void fill_arena(const Model& model, const StageExperts& x, uint8_t* arena, const ProgressFn& progress) {
   uint64_t done = 0;
   for (const ExpertRef& r : x.plan.streamed) {

@@ -53,6 +53,11 @@ struct StageExperts {
 // plan_placement (over budget: Error(OUT_OF_MEMORY) naming the parts).
 StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory);
 
+// The smallest budget at which the stage runs with every expert streamed
+// through a ring of n_slots slots: its dense part, KV and prompt buffers (as
+// place_stage_experts counts them) plus the slots.
+uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t n_slots, const StageMemory& memory);
+
 // Packs every streamed blob into `arena` (plan.arena_bytes bytes) at its
 // arena offset, reporting bytes done through progress (which may stop it:
 // Error(ABORTED)).

@@ -83,7 +83,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
       stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, progress);
     } else {
 #ifdef STRATA_HAVE_CUDA
-      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, progress);
+      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget, progress);
 #else
       fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
 #endif
@@ -103,6 +103,19 @@ uint64_t Model::device_bytes() const {
   uint64_t n = 0;
   for (const Stage& s : stages_) n += s.backend->device_bytes();
   return n;
+}
+
+ExpertResidency Model::residency() const {
+  ExpertResidency all;
+  for (const Stage& s : stages_) {
+    const ExpertResidency r = s.backend->residency();
+    all.resident += r.resident;
+    all.streamed += r.streamed;
+    all.streamed_bytes += r.streamed_bytes;
+    all.ring_slots = std::max(all.ring_slots, r.ring_slots);
+    if (r.streamed > 0) all.link_GBps = all.link_GBps > 0 ? std::min(all.link_GBps, r.link_GBps) : r.link_GBps;
+  }
+  return all;
 }
 
 std::unique_ptr<RouteBuffer> Model::new_route(size_t floats) const {

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/error.h"
+#include "core/expert_store.h"
 #include "core/fp16.h"
 #include "core/log.h"
 #include "cuda/check.h"
@@ -57,13 +59,26 @@ class MappedRoute final : public core::RouteBuffer {
 
 class CudaBackend final : public core::Backend {
  public:
-  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, const core::ProgressFn& progress)
+  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, uint64_t budget,
+              const core::ProgressFn& progress)
       : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
+    if (model.config().n_expert > 0) {
+      core::StageMemory memory;
+      memory.budget = budget;
+      core::StageExperts experts = core::place_stage_experts(model, plan, memory);
+      if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
+    }
+    const bool streaming = weights_.experts != nullptr;
     Uploader up;
+    // A matrix; the expert tensors only by shape when experts are placed one by one (streaming).
     auto matrix = [&](const core::TensorRef& t, DeviceTensor& d, size_t& offset) {
-      offset = up.reserve(t.nbytes);
-      up.copies.push_back({offset, t.data, t.nbytes, {}});
+      const bool experts = t.ne[2] > 1;
+      offset = SIZE_MAX;
+      if (!(streaming && experts)) {
+        offset = up.reserve(t.nbytes);
+        up.copies.push_back({offset, t.data, t.nbytes, {}});
+      }
       d.type = t.type;
       d.n_in = t.ne[0];
       d.n_out = t.ne[1];
@@ -114,6 +129,24 @@ class CudaBackend final : public core::Backend {
       norm(l.k_norm, o.k_norm);
       norm(l.ffn_norm, o.ffn_norm);
     }
+    // Streaming: each resident expert as one blob (gate | up | down) in the same allocation.
+    std::vector<std::vector<size_t>> blob_off(lo.size());
+    if (streaming) {
+      const core::StageExperts& x = *weights_.experts;
+      for (size_t i = 0; i < lo.size(); ++i) {
+        const core::LayerWeights& l = w.layers[plan.first_layer + i];
+        const core::BlobLayout& b = x.layouts[i];
+        blob_off[i].assign(static_cast<size_t>(model.config().n_expert), SIZE_MAX);
+        for (int32_t e = 0; e < model.config().n_expert; ++e) {
+          if (x.streamed[i][e]) continue;
+          const size_t off = up.reserve(b.bytes);
+          blob_off[i][e] = off;
+          up.copies.push_back({off + b.gate, l.gate_exps.expert(e), l.gate_exps.expert_bytes(), {}});
+          up.copies.push_back({off + b.up, l.up_exps.expert(e), l.up_exps.expert_bytes(), {}});
+          up.copies.push_back({off + b.down, l.down_exps.expert(e), l.down_exps.expert_bytes(), {}});
+        }
+      }
+    }
 
     const DeviceInfo info = device_info(device);
     if (up.total() + kReserve > info.free_mem)
@@ -143,13 +176,45 @@ class CudaBackend final : public core::Backend {
       d.q_norm = fat(o.q_norm);
       d.k_norm = fat(o.k_norm);
       d.ffn_norm = fat(o.ffn_norm);
+      if (streaming) {
+        d.blobs.resize(blob_off[i].size());
+        for (size_t e = 0; e < blob_off[i].size(); ++e) d.blobs[e] = static_cast<const uint8_t*>(at(blob_off[i][e]));
+      }
     }
     upload(up, progress);
+    if (streaming) {
+      // The streamed blobs in pinned host memory, packed from the mapping once.
+      const core::PlacementPlan& p = weights_.experts->plan;
+      weights_.arena = HostBuffer(p.arena_bytes);
+      const uint64_t uploaded = up.total();
+      core::fill_arena(model, *weights_.experts, weights_.arena.as<uint8_t>(), [&](uint64_t done, uint64_t total) {
+        return !progress || progress(uploaded + done, uploaded + total);
+      });
+      link_GBps_ = measure_h2d_GBps(device, weights_.arena.data(), std::min<size_t>(p.arena_bytes, size_t(64) << 20));
+      core::log_info("cuda: layers {}..{}: {} experts resident, {} streamed from {} of pinned host memory ({:.1f} "
+                     "GB/s measured) through a ring of {} slots per session",
+                     plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(),
+                     core::format_gib(p.arena_bytes), link_GBps_, p.ring_slots);
+    }
     core::log_info("cuda: {} ({}), layers {}..{}: {:.2f} GiB of weights resident", info.name, device,
                    plan.first_layer, plan.end_layer() - 1, up.total() / 1073741824.0);
   }
 
   const char* name() const override { return "cuda"; }
+  core::ExpertResidency residency() const override {
+    core::ExpertResidency r;
+    if (!weights_.experts) {
+      r.resident = plan_.n_layers * model_.config().n_expert;
+      return r;
+    }
+    const core::PlacementPlan& p = weights_.experts->plan;
+    r.resident = p.n_resident();
+    r.streamed = static_cast<int32_t>(p.streamed.size());
+    r.streamed_bytes = p.streamed_bytes;
+    r.ring_slots = p.ring_slots;
+    r.link_GBps = link_GBps_;
+    return r;
+  }
   uint64_t device_bytes() const override { return storage_.size(); }
 
   std::unique_ptr<core::Executor> new_executor(const core::SessionOptions& options) const override {
@@ -196,6 +261,7 @@ class CudaBackend final : public core::Backend {
   const core::Model& model_;
   int device_;
   core::StagePlan plan_;
+  double link_GBps_ = 0;
   DeviceBuffer storage_;
   DeviceWeights weights_;
 };
@@ -203,8 +269,8 @@ class CudaBackend final : public core::Backend {
 }  // namespace
 
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            const core::ProgressFn& progress) {
-  return std::make_unique<CudaBackend>(model, device, plan, progress);
+                                            uint64_t budget, const core::ProgressFn& progress) {
+  return std::make_unique<CudaBackend>(model, device, plan, budget, progress);
 }
 
 }  // namespace strata::cuda

@@ -6,7 +6,9 @@
 
 #include "core/executor.h"
 #include "core/model.h"
+#include "core/expert_store.h"
 #include "core/partition.h"
+#include "cuda/memory.h"
 #include "core/quant.h"
 
 namespace strata::cuda {
@@ -23,6 +25,9 @@ struct DeviceTensor {
 struct DeviceLayer {
   DeviceTensor wq, wk, wv, wo, gate_inp, gate_exps, up_exps, down_exps;
   const float *attn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr, *ffn_norm = nullptr;
+  // Streaming only (the expert tensors then have no data): each expert's blob
+  // in VRAM (core::BlobLayout), nullptr for a streamed one.
+  std::vector<const uint8_t*> blobs;
 };
 
 // One stage's weights: layers[i] is model layer plan.first_layer + i; the
@@ -32,15 +37,22 @@ struct DeviceWeights {
   const float* output_norm = nullptr;
   std::vector<DeviceLayer> layers;
   uint64_t bytes = 0;
+  // Set when some experts do not fit the budget: their placement, and the
+  // pinned host arena the ring streams them from.
+  std::unique_ptr<core::StageExperts> experts;
+  HostBuffer arena;
 };
 
 // Uploads the weights of one stage (its layers; the embedding when it is the
-// first, the output norm and head when it is the last) to `device`, all
-// resident, and returns the backend.
+// first, the output norm and head when it is the last) to `device` and
+// returns the backend. The experts that do not fit `budget` (bytes, after
+// the dense weights, a KV cache and prompt buffers: core::place_stage_experts)
+// are packed into pinned host memory and stream through each session's ring.
 // Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
 // weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
 // progress returns false.
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
+                                            uint64_t budget,
                                             const core::ProgressFn& progress);
 
 }  // namespace strata::cuda

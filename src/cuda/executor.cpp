@@ -20,6 +20,8 @@
 #include "cuda/moe_gemm.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/quantize.cuh"
+#include "core/expert_store.h"
+#include "cuda/ring.h"
 #include "cuda/rope.cuh"
 #include "cuda/route.cuh"
 #include "cuda/stream.h"
@@ -111,6 +113,18 @@ class CudaExecutor final : public core::Executor {
     h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T) * sizeof(int32_t));
     h_ids_ = HostBuffer(static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
+    if (w_.experts) {
+      const core::PlacementPlan& p = w_.experts->plan;
+      ring_ = std::make_unique<DeviceRing>(device, p.ring_slots, p.slot_bytes);
+      // Pointer tables [layer][gate, up, down][expert]: residents fixed, streamed ones set per schedule.
+      const size_t n_ptrs = static_cast<size_t>(plan_.n_layers) * 3 * c_.n_expert;
+      h_ptrs_ = HostBuffer(n_ptrs * sizeof(const uint8_t*));
+      d_ptrs_ = DeviceBuffer(device, n_ptrs * sizeof(const uint8_t*));
+      for (int32_t l = 0; l < plan_.n_layers; ++l)
+        for (int32_t e = 0; e < c_.n_expert; ++e) set_expert_ptrs(l, e, w_.layers[l].blobs[e]);
+      copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), stream_.get());
+      stream_.synchronize();
+    }
   }
 
   uint64_t kv_bytes() const override { return kv_bytes_; }
@@ -118,9 +132,9 @@ class CudaExecutor final : public core::Executor {
   uint64_t device_bytes() const override {
     uint64_t n = kv_bytes_;
     for (const DeviceBuffer* b : {&x_, &xn_, &xq_, &q_, &k_, &v_, &att_, &o_, &router_, &weights_, &ids_all_, &y_, &h_,
-                                  &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_})
+                                  &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_, &d_ptrs_})
       n += b->size();
-    return n;
+    return n + (ring_ ? ring_->device_bytes() : 0);
   }
 
   void forward(const core::StageChunk& chunk, core::PhaseTimes& times, uint64_t* expert_counts,
@@ -149,6 +163,18 @@ class CudaExecutor final : public core::Executor {
       timer_.mark(s, &times.transfer_ms);
     }
 
+    const uint64_t streamed0 = ring_ ? ring_->bytes_enqueued() : 0;
+    if (ring_) {
+      // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
+      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
+      if (mode_ == prefill::RingMode::StreamAll) {
+        schedule_ = core::stream_all_schedule(*w_.experts, next_slot_);
+        next_slot_ = schedule_.next_slot;
+        for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
+        copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
+        ring_->begin(schedule_, blob_source(-1));
+      }
+    }
     for (int32_t i = 0; i < plan_.n_layers; ++i) {
       if (cancel.load(std::memory_order_relaxed)) {
         stream_.synchronize();
@@ -172,6 +198,7 @@ class CudaExecutor final : public core::Executor {
     timer_.mark(s, &times.other_ms);
     stream_.synchronize();
     timer_.collect();
+    if (ring_) times.bytes_streamed += ring_->bytes_enqueued() - streamed0;
 
     const int32_t* ids = h_ids_.as<int32_t>();
     for (int32_t i = 0; i < plan_.n_layers; ++i) {
@@ -273,39 +300,182 @@ class CudaExecutor final : public core::Executor {
     }
     timer_.mark(s, &times.routing_ms);
 
-    const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
-    if (T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
-        !gemm_takes(l.down_exps.type, l.down_exps.n_in)) {
+    const bool vector_path = T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
+                             !gemm_takes(l.down_exps.type, l.down_exps.n_in);
+    if (ring_) {
+      moe_streamed(il, T, ids, xn, xq, vector_path, times);
+    } else if (vector_path) {
+      const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
       moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
                          y_.as<float>(), s);
     } else {
-      // The row table is a host plan (prefill/row_table): the router's choices come down, the table goes up.
-      int32_t* h_ids = h_ids_.as<int32_t>();
-      copy_async(h_ids, ids, static_cast<size_t>(T) * k * sizeof(int32_t), s);
-      stream_.synchronize();
-      const prefill::RowTable table = prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k),
-                                                               static_cast<int>(T), k, c_.n_expert);
-      int32_t* h_table = h_table_.as<int32_t>();
-      std::copy(table.offsets.begin(), table.offsets.end(), h_table);
-      std::copy(table.entries.begin(), table.entries.end(), h_table + c_.n_expert + 1);
-      copy_async(table_.data(), h_table, table_.size(), s);
+      const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
+      const prefill::RowTable table = host_table(ids, T);
+      upload_table(table, {});
       timer_.mark(s, &times.grouping_ms);
-      RowTableView view;
-      view.offsets = table_.as<int32_t>();
-      view.entries = table_.as<int32_t>() + c_.n_expert + 1;
-      view.n_tokens = static_cast<int32_t>(T);
-      view.k = k;
-      view.n_expert = c_.n_expert;
       MoeScratch scratch;
       scratch.tiles = tiles_.as<GemmTile>();
       scratch.tile_count = tile_count_.as<int32_t>();
       scratch.h = h_.as<float>();
       scratch.hq = hq_.as<BlockQ8A>();
-      moe_experts_prompt(experts, view, xn, xq, scratch, y_.as<float>(), s);
+      moe_experts_prompt(experts, table_view(T), xn, xq, scratch, y_.as<float>(), s);
     }
     timer_.mark(s, &times.expert_ms);
     moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
     timer_.mark(s, &times.combine_ms);
+  }
+
+  // The row table is a host plan (prefill/row_table): the router's choices come down (a sync), the table goes up.
+  prefill::RowTable host_table(const int32_t* ids, int64_t T) {
+    const int k = c_.n_expert_used;
+    int32_t* h_ids = h_ids_.as<int32_t>();
+    copy_async(h_ids, ids, static_cast<size_t>(T) * k * sizeof(int32_t), stream_.get());
+    stream_.synchronize();
+    return prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k), static_cast<int>(T), k, c_.n_expert);
+  }
+
+  // Uploads the table's offsets and entries, then `extra` ints (lists the
+  // launches read), growing the buffers when needed; extra starts at
+  // table_extra().
+  void upload_table(const prefill::RowTable& table, std::span<const int32_t> extra) {
+    const size_t n = table.offsets.size() + table.entries.size() + extra.size();
+    if (h_table_.size() < n * sizeof(int32_t)) {
+      stream_.synchronize();  // the old buffers may still be read
+      h_table_ = HostBuffer(n * sizeof(int32_t));
+      table_ = DeviceBuffer(device_, n * sizeof(int32_t));
+    }
+    int32_t* h = h_table_.as<int32_t>();
+    h = std::copy(table.offsets.begin(), table.offsets.end(), h);
+    h = std::copy(table.entries.begin(), table.entries.end(), h);
+    std::copy(extra.begin(), extra.end(), h);
+    copy_async(table_.data(), h_table_.data(), n * sizeof(int32_t), stream_.get());
+  }
+  const int32_t* table_extra(int64_t T) const {
+    return table_.as<int32_t>() + c_.n_expert + 1 + T * c_.n_expert_used;
+  }
+
+  RowTableView table_view(int64_t T) const {
+    RowTableView view;
+    view.offsets = table_.as<int32_t>();
+    view.entries = table_.as<int32_t>() + c_.n_expert + 1;
+    view.n_tokens = static_cast<int32_t>(T);
+    view.k = c_.n_expert_used;
+    view.n_expert = c_.n_expert;
+    return view;
+  }
+
+  // ---- streaming (ring_ set): experts addressed through per-layer pointer tables
+
+  const uint8_t** ptrs_of(int32_t layer, int part) const {
+    return h_ptrs_.as<const uint8_t*>() + (static_cast<size_t>(layer) * 3 + part) * c_.n_expert;
+  }
+  void set_expert_ptrs(int32_t layer, int32_t e, const uint8_t* blob) {
+    const core::BlobLayout& b = w_.experts->layouts[layer];
+    ptrs_of(layer, 0)[e] = blob ? blob + b.gate : nullptr;
+    ptrs_of(layer, 1)[e] = blob ? blob + b.up : nullptr;
+    ptrs_of(layer, 2)[e] = blob ? blob + b.down : nullptr;
+  }
+  // A streamed expert lives in its compute's slot for the schedule.
+  void set_slot_ptrs(int32_t layer, const prefill::RingCompute& c) { set_expert_ptrs(layer, c.expert, ring_->slot(c.slot)); }
+
+  DeviceRing::Source blob_source(int32_t layer) const {
+    const core::StageExperts& x = *w_.experts;
+    const uint8_t* arena = w_.arena.as<uint8_t>();
+    return [&x, arena, layer](const prefill::RingLoad& load) {
+      const int32_t l = layer >= 0 ? layer : load.layer;
+      return DeviceRing::Blob{arena + x.arena_offset(l, load.expert), x.layouts[l].bytes};
+    };
+  }
+
+  WeightSet expert_set(const DeviceTensor& t, int32_t layer, int part) const {
+    WeightSet w = weights_of(t);
+    w.base = nullptr;
+    w.stride = 0;
+    w.ptrs = d_ptrs_.as<const uint8_t*>() + (static_cast<size_t>(layer) * 3 + part) * c_.n_expert;
+    return w;
+  }
+
+  // The experts of layer il with the ring: the resident ones first (in place),
+  // then the streamed ones in schedule order, a batch at a time, each batch
+  // after its last load has landed; each batch releases its slots.
+  void moe_streamed(int32_t il, int64_t T, const int32_t* ids, const float* xn, const BlockQ8A* xq, bool vector_path,
+                    core::PhaseTimes& times) {
+    cudaStream_t s = stream_.get();
+    const core::StageExperts& x = *w_.experts;
+    const DeviceLayer& l = w_.layers[il];
+    const int k = c_.n_expert_used;
+    const prefill::RowTable table = host_table(ids, T);
+    int32_t begin = 0, end = 0;
+    if (mode_ == prefill::RingMode::StreamAll) {
+      begin = schedule_.layer_begin[il];
+      end = schedule_.layer_begin[il + 1];
+    } else {
+      schedule_ = core::routed_schedule(x, il, table, next_slot_);
+      next_slot_ = schedule_.next_slot;
+      end = static_cast<int32_t>(schedule_.computes.size());
+      for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(il, c);
+      const size_t layer_ptrs = static_cast<size_t>(3) * c_.n_expert;
+      copy_async(d_ptrs_.as<const uint8_t*>() + il * layer_ptrs, ptrs_of(il, 0), layer_ptrs * sizeof(const uint8_t*), s);
+      ring_->begin(schedule_, blob_source(il));
+    }
+    // Batches of streamed computes: big enough to fill the GPU, small enough to keep loads running ahead.
+    const int32_t batch = std::max(1, ring_->n_slots() / 4);
+    std::vector<std::vector<int32_t>> groups;  // the resident experts, then each batch's
+    groups.emplace_back();
+    for (int32_t e : table.active)
+      if (!x.streamed[il][e]) groups.back().push_back(e);
+    for (int32_t b = begin; b < end; b += batch) {
+      groups.emplace_back();
+      for (int32_t i = b; i < std::min(b + batch, end); ++i) groups.back().push_back(schedule_.computes[i].expert);
+    }
+    // Extra upload: for the GEMMs each group's expert list; for the vector
+    // path each group's copy of the router's ids with other experts masked (-1).
+    std::vector<int32_t> extra;
+    std::vector<size_t> at;
+    for (const std::vector<int32_t>& g : groups) {
+      at.push_back(extra.size());
+      if (!vector_path) {
+        extra.insert(extra.end(), g.begin(), g.end());
+      } else {
+        std::vector<bool> in(c_.n_expert, false);
+        for (int32_t e : g) in[e] = true;
+        for (int64_t i = 0; i < T * k; ++i) extra.push_back(in[h_ids_.as<int32_t>()[i]] ? h_ids_.as<int32_t>()[i] : -1);
+      }
+    }
+    upload_table(table, extra);
+    timer_.mark(s, &times.grouping_ms);
+
+    const MoeExperts experts{expert_set(l.gate_exps, il, 0), expert_set(l.up_exps, il, 1),
+                             expert_set(l.down_exps, il, 2)};
+    auto run = [&](size_t g) {
+      const std::vector<int32_t>& list = groups[g];
+      if (list.empty()) return;
+      const int32_t* dev = table_extra(T) + at[g];
+      if (vector_path) {
+        moe_experts_decode(experts, dev, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
+                           y_.as<float>(), s);
+        return;
+      }
+      int64_t tiles = 0;
+      for (int32_t e : list) tiles += (table.rows(e) + kGemmTileRows - 1) / kGemmTileRows;
+      if (tiles == 0) return;  // stream-all experts this chunk did not route
+      const RowTableView view = table_view(T);
+      gemm_tile_map(view.offsets, c_.n_expert, dev, static_cast<int32_t>(list.size()), tiles_.as<GemmTile>(),
+                    tile_count_.as<int32_t>(), tiles, s);
+      BlockQ8A* hq = core::activation_kind(l.down_exps.type) == core::ActivationKind::Q8A ? hq_.as<BlockQ8A>() : nullptr;
+      moe_gate_up(experts, view, xn, xq, tiles_.as<GemmTile>(), tile_count_.as<int32_t>(), tiles, h_.as<float>(), hq, s);
+      moe_down(experts, view, h_.as<float>(), hq, tiles_.as<GemmTile>(), tile_count_.as<int32_t>(), tiles,
+               y_.as<float>(), s);
+    };
+    run(0);
+    for (size_t g = 1; g < groups.size(); ++g) {
+      const int32_t last = std::min(begin + static_cast<int32_t>(g) * batch, end) - 1;
+      timer_.mark(s, &times.expert_ms);
+      ring_->wait(last, s);
+      timer_.mark(s, &times.stream_wait_ms);
+      run(g);
+      ring_->release_through(last, s);
+    }
   }
 
   static WeightSet weights_of(const DeviceTensor& t) {
@@ -333,6 +503,13 @@ class CudaExecutor final : public core::Executor {
   size_t dec_ws_bytes_ = 0;
   int64_t max_tiles_ = 0;
   HostBuffer h_tok_pos_, h_ids_, h_table_;
+  // Streaming (null ring_ when every expert of the stage is resident).
+  std::unique_ptr<DeviceRing> ring_;
+  prefill::RingSchedule schedule_;
+  prefill::RingMode mode_ = prefill::RingMode::Routed;
+  int32_t next_slot_ = 0;
+  HostBuffer h_ptrs_;
+  DeviceBuffer d_ptrs_;
 };
 
 }  // namespace

@@ -87,4 +87,19 @@ void memset_async(void* dst, int value, size_t bytes, cudaStream_t stream) {
   STRATA_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, stream));
 }
 
+double measure_h2d_GBps(int device, const void* pinned, size_t bytes, int rounds) {
+  if (bytes == 0 || rounds < 1) return 0;
+  ScopedDevice on(device);
+  Stream stream(device);
+  DeviceBuffer scratch(device, bytes);
+  Event start(device, true), stop(device, true);
+  copy_async(scratch.data(), pinned, bytes, stream.get());
+  start.record(stream);
+  for (int i = 0; i < rounds; ++i) copy_async(scratch.data(), pinned, bytes, stream.get());
+  stop.record(stream);
+  stop.synchronize();
+  const double ms = stop.elapsed_ms_since(start);
+  return ms > 0 ? static_cast<double>(bytes) * rounds / (ms * 1e6) : 0;
+}
+
 }  // namespace strata::cuda

@@ -85,6 +85,11 @@ class HostBuffer {
   unsigned flags_ = 0;
 };
 
+// Pinned host-to-device copy rate of `device` in GB/s (1e9 B/s): `rounds`
+// copies of `bytes` from `pinned` into a scratch device buffer on a fresh
+// stream, timed with events (the first copy, a warm-up, not counted).
+double measure_h2d_GBps(int device, const void* pinned, size_t bytes, int rounds = 4);
+
 // Checked cudaMemcpyAsync (cudaMemcpyDefault) / cudaMemsetAsync on `stream`;
 // bytes == 0 is a no-op. Like every launcher, they refuse the legacy default
 // stream with Error(STRATA_ERR_INVALID_ARGUMENT).

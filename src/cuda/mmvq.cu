@@ -59,6 +59,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int b = blockIdx.y;
   const int mat = p.ids != nullptr ? p.ids[b] : 0;
+  if (mat < 0) return;  // a skipped entry: the whole block agrees, no barrier is missed
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   const uint8_t* W = matrix_of(p.w, mat);
   const uint8_t* W2 = pair ? matrix_of(p.w2, mat) : nullptr;

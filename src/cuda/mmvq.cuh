@@ -24,7 +24,7 @@ namespace strata::cuda {
 struct MmvqArgs {
   WeightSet w;                    // the matrix, or the experts' (gate for SwigluPair)
   WeightSet w2;                   // Epilogue::SwigluPair: up, same type and shape as w
-  const int32_t* ids = nullptr;   // device [n_batch]: the matrix of each entry
+  const int32_t* ids = nullptr;   // device [n_batch]: the matrix of each entry; < 0 skips the entry (its y rows stay)
   int32_t n_batch = 1;
   const void* x = nullptr;
   int64_t ld_x = 0;               // bytes between activation rows; 0: packed rows

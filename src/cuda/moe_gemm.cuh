@@ -76,7 +76,9 @@ void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const fl
                         const MoeScratch& scratch, float* y, cudaStream_t stream);
 
 // Decode (a few tokens): entry b = token * k + slot uses expert ids[b]
-// (device [n_tokens * k], the router's choices). h [n_tokens * k][n_ff] and
+// (device [n_tokens * k], the router's choices; an entry with a negative id
+// is skipped: its h and y rows keep what they held, so the experts of a
+// step may run in several calls, each with the other entries masked). h [n_tokens * k][n_ff] and
 // hq [n_tokens * k][n_ff / 32] (for a quantized down) are scratch; y
 // [n_tokens * k][n_embd] gets each entry's expert output. Runs mmvq (one
 // fused gate/up launch, quantize_q8a, one down launch): weights read once per

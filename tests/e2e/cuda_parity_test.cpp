@@ -9,7 +9,7 @@
 using namespace strata::core;
 using namespace strata::e2e;
 
-TEST_CASE("tiny: CUDA prompt logits equal the CPU oracle's at every position") {
+TEST_CASE("tiny: CUDA prompt logits equal the CPU oracle's at every position", "[parity]") {
   const Case c{"tiny", 4, "small"};
   const std::string path = model_path(c);
   const auto toks = tokens(256, 509);
@@ -22,7 +22,7 @@ TEST_CASE("tiny: CUDA prompt logits equal the CPU oracle's at every position") {
   compare(run(path, "0", toks, 128, KvType::Int8), run(path, "cpu", toks, 128, KvType::Int8), 512, kBound);
 }
 
-TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits match the CPU oracle's at every position") {
+TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits match the CPU oracle's at every position", "[parity]") {
   const Case c{"qwen3-30b-a3b", 8, "qwen3"};
   const std::string path = model_path(c);
   const auto toks = tokens(256, 151643);
@@ -41,7 +41,7 @@ TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits match the CPU oracle's at every 
 
 // Localizes a disagreement: the GPU's prompt path at several chunk sizes (the
 // vector kernels up to 8 rows, the GEMMs above) against one CPU run.
-TEST_CASE("qwen3-30b-a3b, 2 layers: GPU chunk sizes against the CPU oracle") {
+TEST_CASE("qwen3-30b-a3b, 2 layers: GPU chunk sizes against the CPU oracle", "[parity]") {
   const std::string path = model_path({"qwen3-30b-a3b", 2, "small"});
   const auto toks = tokens(256, 509);
   const Run cpu = run_counts(path, Placement{"cpu"}, toks, 256);
@@ -54,7 +54,7 @@ TEST_CASE("qwen3-30b-a3b, 2 layers: GPU chunk sizes against the CPU oracle") {
   }
 }
 
-TEST_CASE("the same prompt twice gives bit-identical CUDA logits") {
+TEST_CASE("the same prompt twice gives bit-identical CUDA logits", "[parity]") {
   const std::string path = model_path({"qwen3-30b-a3b", 8, "qwen3"});
   const auto toks = tokens(200, 151643);
   const auto a = run(path, "0", toks, 128);

@@ -42,13 +42,14 @@ std::vector<int32_t> tokens(int n, int32_t n_vocab) {
 }
 
 Run run_counts(const std::string& path, const Placement& where, const std::vector<int32_t>& toks, int chunk,
-               KvType kv) {
+               KvType kv, int decode) {
   ModelOptions mo;
   mo.devices = where.devices;
   mo.layer_split = where.layer_split;
+  mo.vram_budget = where.vram_budget;
   const auto model = Model::load(path, mo);
   SessionOptions so;
-  so.n_ctx = static_cast<int32_t>(toks.size()) + 8;
+  so.n_ctx = static_cast<int32_t>(toks.size()) + 8 + decode;
   so.chunk_size = chunk;
   so.kv_type = kv;
   so.pipeline = where.pipeline;
@@ -58,6 +59,11 @@ Run run_counts(const std::string& path, const Placement& where, const std::vecto
     r.logits.insert(r.logits.end(), l.begin(), l.end());
     return true;
   });
+  r.bytes_streamed = s.stats().phases.bytes_streamed;
+  for (int i = 0; i < decode; ++i) {
+    const auto l = s.decode(1 + i);
+    r.logits.insert(r.logits.end(), l.begin(), l.end());
+  }
   r.counts = s.expert_counts();
   return r;
 }

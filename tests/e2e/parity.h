@@ -22,8 +22,9 @@ std::string model_path(const Case& c);
 std::vector<int32_t> tokens(int n, int32_t n_vocab);
 
 struct Run {
-  std::vector<float> logits;     // every prompt position
+  std::vector<float> logits;     // every prompt position, then each decode step's
   std::vector<uint64_t> counts;  // routed (layer, expert) counts
+  uint64_t bytes_streamed = 0;   // by the prompt
 };
 
 // How a run places the model.
@@ -31,10 +32,12 @@ struct Placement {
   const char* devices = "0";
   const char* layer_split = "";
   bool pipeline = true;
+  uint64_t vram_budget = 0;
 };
 
+// A prompt of toks in chunks, then `decode` decode steps (the tokens 1, 2, ...).
 Run run_counts(const std::string& path, const Placement& where, const std::vector<int32_t>& toks, int chunk,
-               core::KvType kv = core::KvType::F16);
+               core::KvType kv = core::KvType::F16, int decode = 0);
 std::vector<float> run(const std::string& path, const char* devices, const std::vector<int32_t>& toks, int chunk,
                        core::KvType kv = core::KvType::F16);
 

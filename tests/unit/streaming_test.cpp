@@ -43,13 +43,11 @@ struct Budgets {
   uint64_t all_streamed = 0, half_resident = 0, streamed_bytes = 0;
 };
 Budgets budgets() {
+  const auto m = load(0);
   const PlacementPlan all = placed(uint64_t(1) << 40).plan;
   REQUIRE(all.ring_slots == 0);  // everything fits: nothing streams
-  const uint64_t base = all.fixed_bytes + all.dense_bytes + all.kv_bytes + all.prompt_bytes;
-  const StageExperts one = placed(base + 3 * (all.resident_bytes / all.resident.size() + 256));
-  REQUIRE(one.streams());
   Budgets b;
-  b.all_streamed = base + 3 * one.plan.slot_bytes;
+  b.all_streamed = all_streamed_budget(*m, m->stages()[0].plan, 3, StageMemory{});
   b.half_resident = b.all_streamed + all.resident_bytes / 2;
   b.streamed_bytes = placed(b.all_streamed).plan.streamed_bytes;
   return b;
@@ -122,13 +120,7 @@ TEST_CASE("streaming under a layer split: two CPU stages, each with its own ring
   // The budget where the bigger stage streams every expert.
   const auto split = load(0, "cpu,cpu", "auto");
   uint64_t budget = 0;
-  for (const Stage& s : split->stages()) {
-    StageMemory mem;
-    mem.budget = uint64_t(1) << 40;
-    const PlacementPlan p = place_stage_experts(*split, s.plan, mem).plan;
-    const uint64_t slot = p.resident_bytes / p.resident.size() + 256;
-    budget = std::max(budget, p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + 3 * slot);
-  }
+  for (const Stage& s : split->stages()) budget = std::max(budget, all_streamed_budget(*split, s.plan, 3, StageMemory{}));
   const Run ref = run(load(0), 30, 8);
   const Run got = run(load(budget, "cpu,cpu", "auto"), 30, 8);
   CHECK(same_bits(got.logits, ref.logits));

@@ -323,6 +323,19 @@ class CpuBackend final : public Backend {
              format_gib(p.arena_bytes));
   }
   const char* name() const override { return "cpu"; }
+  ExpertResidency residency() const override {
+    ExpertResidency r;
+    if (!streamed_) {
+      r.resident = plan_.n_layers * model_.config().n_expert;
+      return r;
+    }
+    const PlacementPlan& p = streamed_->experts.plan;
+    r.resident = p.n_resident();
+    r.streamed = static_cast<int32_t>(p.streamed.size());
+    r.streamed_bytes = p.streamed_bytes;
+    r.ring_slots = p.ring_slots;
+    return r;
+  }
   std::unique_ptr<Executor> new_executor(const SessionOptions& options) const override {
     return std::make_unique<CpuExecutor>(model_, plan_, n_threads_, streamed_.get(), options);
   }
