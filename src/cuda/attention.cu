@@ -4,6 +4,7 @@
 
 #include "cuda/attention.cuh"
 #include "cuda/attention_impl.cuh"
+#include "cuda/attention_mma.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 
@@ -95,6 +96,28 @@ void run(const Params& p, core::KvType type, int R, cudaStream_t stream) {
   }
 }
 
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// The tensor-core path for a prompt's parameters, where attention.cuh says it
+// applies and the device gives a block its shared memory; false leaves the
+// prompt to the F32 kernel.
+bool try_prompt_mma(const Params& p, core::KvType type, cudaStream_t stream) {
+  const int D = attn_mma::head_dim_class(p.dk, p.dv);
+  if (D == 0 || !aligned(p.q, 16) || !aligned(p.out, 8) || !aligned(p.k, 16) || !aligned(p.v, 16)) return false;
+  int device = 0, max_smem = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (attn_mma::smem_bytes(type, D) > max_smem) return false;
+  const int64_t blocks = ceil_div(p.T * p.group, attn_mma::block_rows(D)) * p.n_head_kv;
+  require(blocks <= INT32_MAX, "attention_prompt", "T * n_head / n_head_kv < 2^31 rows", {{"T", p.T}});
+  if (type == core::KvType::F16) {
+    attn_mma::launch_f16(p, D, stream);
+  } else {
+    attn_mma::launch_int8(p, D, stream);
+  }
+  return true;
+}
+
 }  // namespace
 
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
@@ -107,6 +130,7 @@ void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView&
   p.T = T;
   p.pos0 = pos0;
   p.n_split = 1;
+  if (try_prompt_mma(p, k.type, stream)) return;
   p.keys_per_split = ceil_div(pos0 + T, attn::kTileKeys) * attn::kTileKeys;
   run(p, k.type, kPromptRowsPerWarp, stream);
 }

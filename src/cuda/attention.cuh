@@ -12,11 +12,9 @@ namespace strata::cuda {
 
 // Both kernels follow cpu::attention_row: GQA with query head h reading kv
 // head h / (n_head / n_head_kv); s_j = scale * dot(q_h, K_j); softmax over the
-// visible keys; out_h = sum_j p_j V_j. Cached rows are dequantized to F32 on
-// read exactly as the CPU KvCache reads them; all arithmetic is F32 (an
-// online softmax over key tiles, so results differ from the CPU's two-pass
-// softmax by rounding only, ~1e-6). Results are bit-identical from run to
-// run (fixed tiling and reduction orders, no atomics).
+// visible keys; out_h = sum_j p_j V_j. Cached rows are dequantized exactly as
+// the CPU KvCache reads them. Results are bit-identical from run to run
+// (fixed tiling and reduction orders, no atomics).
 // Limits: k.head_dim and v.head_dim <= 256 (Error(STRATA_ERR_UNSUPPORTED)
 // beyond), and the tiles must fit the device's shared memory.
 
@@ -24,7 +22,17 @@ namespace strata::cuda {
 // position pos0 + t and attends causally to cache positions [0, pos0 + t],
 // which must all have been written (kv_write) before. out is
 // [T][n_head][v.head_dim] F32. No T x T matrix is formed: each block streams
-// 64-key tiles of K and V through shared memory. T == 0 does nothing.
+// tiles of K and V through shared memory. T == 0 does nothing.
+// Precision: when both head dims are multiples of 16, q and the cache rows
+// are 16-byte aligned, out 8-byte aligned (so for any cudaMalloc'd buffers)
+// and the device gives a block ~100 KB of shared memory, tensor cores do
+// both products (mma.sync m16n8k16, sm_80+). Their operands are F16:
+// q * scale * log2(e) and the softmax weights p rounded to F16, K and V as an
+// F16 cache stores them, INT8 rows dequantized in F32 (scale * q) and then
+// rounded to F16; they accumulate in F32, and the online softmax (max,
+// exponentials, sums, the final division) is F32. Outputs then differ from
+// the CPU's by up to ~1e-3 of their largest magnitude. Other shapes run an
+// all-F32 kernel (differences ~1e-6).
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for pos0 < 0, pos0 + T > n_ctx,
 // n_head not a multiple of n_head_kv, or K/V views that disagree.
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
@@ -32,8 +40,8 @@ void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView&
 
 // Decode: one query row q [n_head][k.head_dim] at position n_kv - 1 over
 // cache positions [0, n_kv). The keys are split into up to 32 ranges of at
-// least 256 keys computed by separate blocks (flash-decoding); a second
-// kernel merges the ranges in ascending order. The split depends only on
+// least 256 keys computed by separate blocks (flash-decoding), all in F32; a
+// second kernel merges the ranges in ascending order. The split depends only on
 // n_kv, so a given input always gives the same bits. `workspace` is device
 // memory of at least attention_decode_workspace_bytes(n_head, v.head_dim)
 // bytes, unused across calls. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for
