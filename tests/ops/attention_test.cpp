@@ -153,24 +153,57 @@ std::function<std::string(size_t)> where(const AttnCase& c) {
 // averages of |V| <= 1.
 constexpr test::Tol kAttnTol{1e-5, 1e-5};
 
+// The prompt's tensor-core path (attention.cuh) takes head dims that are
+// multiples of 16 (the test's buffers are always aligned enough).
+bool tensor_core_path(const AttnCase& c) { return c.dk % 16 == 0 && c.dv % 16 == 0; }
+
+// Tensor-core path: |got - want| <= kMmaTolFrac * max |want|. Q * scale and
+// the softmax weights p are rounded to F16 (relative 2^-11) as MMA operands,
+// moving each weight by up to ~1e-3 of itself, so an output moves by about
+// that fraction of the largest |V| it averages. A CPU emulation of exactly
+// this precision (F16 Q and P, F32 sums, 64-key online softmax) against a
+// double two-pass reference gave at most 8e-4 * max |want| on these shapes
+// and data, for F16 and INT8 caches; 5e-3 leaves margin for the device's
+// exp2 ulps and summation order, yet a key wrongly masked or not in a row of
+// few keys moves it by ~1e-1.
+constexpr double kMmaTolFrac = 5e-3;
+
+test::Tol prompt_tol(const AttnCase& c, const std::vector<float>& want) {
+  if (!tensor_core_path(c)) return kAttnTol;
+  float max_abs = 0.0f;
+  for (float w : want) max_abs = std::max(max_abs, std::fabs(w));
+  return {kMmaTolFrac * max_abs, 0.0};
+}
+
 }  // namespace
 
-// Tolerance: kAttnTol (1e-5 absolute + 1e-5 relative) for F16 and INT8
-// caches alike; two runs bit-identical.
+// Tolerance: prompt_tol (F32 path: kAttnTol; tensor-core path: 5e-3 of the
+// largest output) for F16 and INT8 caches alike; two runs bit-identical.
 TEST_CASE("attention_prompt matches cpu::attention_row, causal, GQA, F16 and INT8") {
   const AttnCase cases[] = {
+      // tensor-core path (head dims multiples of 16)
       {8, 2, 128, 128, 0, 70},     // first chunk, several key tiles, padding rows
       {8, 2, 128, 128, 100, 37},   // a later chunk over earlier positions
       {32, 4, 128, 128, 0, 19},    // qwen3-30b-a3b heads
-      {4, 4, 64, 64, 5, 66},       // no GQA
+      {32, 4, 128, 128, 0, 300},   // qwen3: 19 row tiles, the last partial; 5 key tiles
+      {32, 4, 128, 128, 200, 77},  // qwen3, a chunk after 200 cached positions
+      {2, 2, 128, 128, 0, 200},    // no GQA: 128 tokens a block, warps skipping tiles past their rows
+      {4, 4, 64, 64, 5, 66},       // no GQA, head dim 64
+      {16, 2, 64, 64, 0, 150},     // head dim 64, group 8
+      {4, 1, 32, 32, 3, 130},      // head dim 32 (64-wide instance, half its dims unused)
+      {4, 2, 80, 80, 10, 33},      // head dim 80 (128-wide instance)
+      {8, 2, 128, 64, 0, 50},      // head_dim_v < head_dim_k
       {16, 2, 256, 256, 0, 40},    // largest head dims
+      {16, 2, 256, 256, 64, 45},   // largest head dims, later chunk
+      {8, 2, 64, 64, 17, 1},       // one row after 17 cached positions
+      // F32 path (a head dim not a multiple of 16)
       {6, 3, 40, 24, 3, 29},       // odd sizes: scalar loads, masked columns
       {3, 1, 18, 10, 2, 9},        // head_dim_k not a multiple of 4: padded Q/K columns
       {2, 1, 16, 8, 0, 1},         // one row
   };
   for (KvType type : {KvType::F16, KvType::Int8}) {
     for (const AttnCase& c : cases) {
-      DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
+      DYNAMIC_SECTION(type_name(type) << " " << describe(c) << (tensor_core_path(c) ? " (mma)" : " (f32)")) {
         test::Rng rng = test::rng_for(400 + c.dk + c.T + static_cast<int>(type));
         const int32_t n_kv = c.pos0 + c.T;
         const int n_ctx = n_kv + 13;  // unwritten, poisoned positions after the last one
@@ -191,12 +224,34 @@ TEST_CASE("attention_prompt matches cpu::attention_row, causal, GQA, F16 and INT
           return test::to_host<float>(out, want.size());
         };
         const std::vector<float> got = run();
-        CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), kAttnTol, where(c)));
+        CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), prompt_tol(c, want), where(c)));
         test::poison(out);
         CHECK(test::bit_equal(run(), got));
       }
     }
   }
+}
+
+// The F32 kernel stays the prompt's path where the tensor-core path's
+// alignment does not hold: q misaligned by one float.
+TEST_CASE("attention_prompt with an unaligned q takes the F32 path") {
+  const AttnCase c{8, 2, 128, 128, 3, 21};
+  test::Rng rng = test::rng_for(471);
+  const int32_t n_kv = c.pos0 + c.T;
+  FilledCache cache(KvType::F16, n_kv, c.n_head_kv, c.dk, c.dv, n_kv, rng);
+  DevicePlane dk(KvType::F16, n_kv, c.n_head_kv, c.dk), dv(KvType::F16, n_kv, c.n_head_kv, c.dv);
+  dk.upload_prefix(cache.cpu.k_view(0), n_kv);
+  dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+  std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk + 1, 3.0f);
+  const std::vector<float> want = reference(std::vector<float>(q.begin() + 1, q.end()), cache.cpu, c, c.T, c.pos0 + 1,
+                                            scale);
+  cuda::DeviceBuffer dq = test::to_device(q);
+  cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
+  cuda::attention_prompt(dq.as<float>() + 1, dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
+                         test_stream().get());
+  CHECK_REPORT(test::mismatches(test::to_host<float>(out, want.size()).data(), want.data(), want.size(), kAttnTol,
+                                where(c)));
 }
 
 // Tolerance: kAttnTol; two runs bit-identical. n_kv values cover one split,
