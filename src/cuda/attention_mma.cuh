@@ -1,4 +1,4 @@
-// Internal to attention.cu and attention_mma_*.cu: the tensor-core prompt attention kernel (mma.sync m16n8k16, F16 operands, F32 accumulation).
+// Internal to attention.cu and attention_mma_*.cu: the tensor-core prompt attention kernel (mma.sync m16n8k16, F16 or split-F16 operands, F32 accumulation).
 //
 // Block: 4 warps over kM query rows of one kv head, rows enumerating (token,
 // query head of the group) as r = t * group + g, so the query heads sharing a
@@ -11,14 +11,22 @@
 // Fragment layouts and the ldmatrix lane addresses are in mma_layout.h,
 // checked on the CPU by tests/unit/mma_layout_test.cpp.
 //
+// Operands (kSplit): K and V are exact in F16 (below); Q and P are either
+// rounded to F16 (kSplit false: errors ~1e-3 of the output) or split into an
+// F16 pair hi + lo (kSplit true: twice the MMAs, errors ~1e-6, as F32).
+//
+// INT8 caches keep their values exact: a K row is its integers q (exact in
+// F16) and the row's scale d multiplies the row's F32 scores; a V row is
+// q * 2^e (exact in F16 for e in [-24, 8]) with the rest of its scale,
+// m = d / 2^e, multiplying the row's softmax weights before they are rounded.
+//
 // Pipeline: K/V tiles are staged through shared memory with cp.async, two
 // deep: tile it + 1 is copied while tile it is computed, one barrier per
 // tile. F16 caches are copied straight into the F16 tiles; INT8 caches are
-// copied raw (int8 rows and their scales) and dequantized in shared memory to
-// F16 (scale * q in F32, rounded once), a second barrier per tile.
-// Keys at or past the block's causal end are zero-filled, never read; tiles
-// wholly past a warp's last row are skipped by that warp (exactly: such a
-// tile would leave its m, l and O unchanged).
+// copied raw (int8 rows and their scales) and converted in shared memory, a
+// second barrier per tile. Keys at or past the block's causal end are
+// zero-filled, never read; tiles wholly past a warp's last row are skipped by
+// that warp (exactly: such a tile would leave its m, l and O unchanged).
 // Everything is in a fixed order (no atomics, no data-dependent schedule),
 // so results are bit-identical from run to run.
 #pragma once
@@ -29,7 +37,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "core/kv_cache.h"
 #include "cuda/attention_impl.cuh"
@@ -38,6 +45,7 @@
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/mma_layout.h"
+#include "cuda/mma_ops.cuh"
 
 namespace strata::cuda::attn_mma {
 
@@ -49,113 +57,81 @@ constexpr int head_dim_class(int dk, int dv) {
   return d <= 64 ? 64 : d <= 128 ? 128 : d <= 256 ? 256 : 0;
 }
 
-template <int D>
+template <int D, bool kSplit>
 struct Cfg {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * kWarp;
-  // 32 rows a warp where the registers allow (O is 16 kMT x D F32 per warp):
-  // each K/V fragment read from shared memory then feeds two MMAs.
-  static constexpr int kMT = D <= 128 ? 2 : 1;
+  // 32 rows a warp (two m16 tiles) for F16 operands up to D = 128, so that
+  // each K/V fragment read from shared memory feeds two MMAs; 16 where O
+  // would not fit the registers (D = 256) and for split operands, whose hi
+  // and lo halves already give each fragment two MMAs.
+  static constexpr int kMT = (!kSplit && D <= 128) ? 2 : 1;
   static constexpr int kWarpRows = 16 * kMT;
   static constexpr int kM = kWarps * kWarpRows;  // query rows of a block
   static constexpr int kN = D <= 128 ? 64 : 32;  // keys of a tile
   // Row stride in halves: 2 D + 16 bytes is 16 mod 128, so the 8 rows of an
   // ldmatrix matrix fall in 8 distinct 16-byte bank groups.
   static constexpr int kLd = D + 8;
-  static constexpr int kTile = kN * kLd;  // halves of one K or V tile
+  static constexpr int kTile = kN * kLd;       // halves of one K or V tile
+  static constexpr int kQ = kM * kLd;          // halves of one Q tile (hi or lo)
+  static constexpr int kQTiles = kSplit ? 2 : 1;
 };
 
-// Shared memory: Q [kM][kLd] F16, then for F16 caches K/V tiles [2 stages][K, V][kN][kLd];
-// for INT8 caches F16 K/V tiles [K, V][kN][kLd], raw rows [2 stages][K, V][kN][D] and scales [2][K, V][kN].
-template <core::KvType KT, int D>
+// Shared memory: Q [hi, lo][kM][kLd] F16; then for F16 caches K/V tiles
+// [2 stages][K, V][kN][kLd]; for INT8 caches F16 K/V tiles [K, V][kN][kLd],
+// raw rows [2 stages][K, V][kN][D] and scales [2 stages][K, V][kN].
+template <core::KvType KT, int D, bool kSplit>
 constexpr int smem_bytes() {
-  using C = Cfg<D>;
-  const int q = C::kM * C::kLd * 2;
+  using C = Cfg<D, kSplit>;
+  const int q = C::kQTiles * C::kQ * 2;
   if (KT == core::KvType::F16) return q + 2 * 2 * C::kTile * 2;
   return q + 2 * C::kTile * 2 + 2 * 2 * C::kN * D + 2 * 2 * C::kN * 4;
 }
 
-// The same for a run-time D (64, 128 or 256), and the rows of its blocks.
-constexpr int smem_bytes(core::KvType type, int D) {
+// The same for a run-time D (64, 128 or 256).
+template <core::KvType KT, bool kSplit>
+constexpr int smem_bytes_of(int D) {
+  return D == 64    ? smem_bytes<KT, 64, kSplit>()
+         : D == 128 ? smem_bytes<KT, 128, kSplit>()
+                    : smem_bytes<KT, 256, kSplit>();
+}
+constexpr int smem_bytes(core::KvType type, int D, bool split) {
   if (type == core::KvType::F16) {
-    return D == 64 ? smem_bytes<core::KvType::F16, 64>()
-                   : D == 128 ? smem_bytes<core::KvType::F16, 128>() : smem_bytes<core::KvType::F16, 256>();
+    return split ? smem_bytes_of<core::KvType::F16, true>(D) : smem_bytes_of<core::KvType::F16, false>(D);
   }
-  return D == 64 ? smem_bytes<core::KvType::Int8, 64>()
-                 : D == 128 ? smem_bytes<core::KvType::Int8, 128>() : smem_bytes<core::KvType::Int8, 256>();
+  return split ? smem_bytes_of<core::KvType::Int8, true>(D) : smem_bytes_of<core::KvType::Int8, false>(D);
 }
-constexpr int block_rows(int D) { return D == 64 ? Cfg<64>::kM : D == 128 ? Cfg<128>::kM : Cfg<256>::kM; }
 
-// Launches D = head_dim_class(dk, dv) (64, 128 or 256) over p (attn::Params
+// Query rows of a block.
+constexpr int block_rows(int D, bool split) {
+  return split ? Cfg<64, true>::kM : D <= 128 ? Cfg<128, false>::kM : Cfg<256, false>::kM;
+}
+
+// Launch D = head_dim_class(dk, dv) (64, 128 or 256) over p (attn::Params
 // of a prompt: n_split 1; q and the cache rows 16-byte aligned, out 8-byte
-// aligned; ceil(T * group / block_rows(D)) * n_head_kv < 2^31 blocks);
-// defined in the instance files.
+// aligned; ceil(T * group / block_rows(D, split)) * n_head_kv < 2^31
+// blocks), F16 or split operands; defined in the instance files.
 void launch_f16(const attn::Params& p, int D, cudaStream_t stream);
+void launch_f16_split(const attn::Params& p, int D, cudaStream_t stream);
 void launch_int8(const attn::Params& p, int D, cudaStream_t stream);
+void launch_int8_split(const attn::Params& p, int D, cudaStream_t stream);
 
-// ---- instructions (sm_80+) ---------------------------------------------------
+// ---- INT8 rows ---------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// volatile: the data behind an unchanged address changes between barriers.
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// d += A B, A 16 x 16 and B 16 x 8 F16, d 16 x 8 F32 (layouts in mma_layout.h).
-__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// acc[mt][2 n] and acc[mt][2 n + 1] += A[mt] times the two B fragments of
-// one ldmatrix.x4 (registers {0, 1} and {2, 3}), for every m-tile.
-template <int kMT, int kNT>
-__device__ __forceinline__ void mma_x2(float (&acc)[kMT][kNT][4], int n, const uint32_t (&a)[kMT][4],
-                                       const uint32_t (&b)[4]) {
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt) {
-    mma_f16(acc[mt][2 * n], a[mt], b[0], b[1]);
-    mma_f16(acc[mt][2 * n + 1], a[mt], b[2], b[3]);
-  }
-}
-
-// 16 bytes from global to shared memory, or 16 zero bytes when !valid (src is then not read).
-__device__ __forceinline__ void cp_async_16_zfill(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
-               "r"(valid ? 16 : 0)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_4_zfill(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(valid ? 4 : 0)
-               : "memory");
-}
-
-// 2^x (MUFU.EX2, about 2 ulp); 2^-inf = +0.
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Two floats rounded to F16 (nearest even), `lo` in the low half.
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  uint32_t u;
-  memcpy(&u, &h, sizeof u);
-  return u;
+// An INT8 row's scale d = pow2 * m with pow2 = 2^e, e = floor(log2 d)
+// clamped to [-24, 8]: every q * pow2 (|q| <= 127) is then exact in F16 (a
+// multiple of 2^-24, below 2^15), and m = d / pow2 is exact (in [1, 2) unless
+// clamped). d = 0 (an all-zero row) gives m = 0.
+struct Pow2Split {
+  float pow2, m;
+};
+__device__ __forceinline__ Pow2Split pow2_split(float d) {
+  if (!(d > 0.0f)) return {1.0f, 0.0f};
+  int e = static_cast<int>((__float_as_uint(d) >> 23) & 0xffu) - 127;
+  e = e < -24 ? -24 : e > 8 ? 8 : e;
+  const float pow2 = __uint_as_float(static_cast<uint32_t>(e + 127) << 23);
+  const float inv = __uint_as_float(static_cast<uint32_t>(127 - e) << 23);
+  return {pow2, __fmul_rn(d, inv)};
 }
 
 // ---- staging -----------------------------------------------------------------
@@ -173,31 +149,32 @@ __device__ __forceinline__ void stage_rows(uint8_t* dst, int ld_bytes, const voi
     const int key = j0 + j;
     const bool valid = key < n_keys;
     const int64_t row = static_cast<int64_t>(valid ? key : 0) * n_head_kv + hk;
-    cp_async_16_zfill(dst + j * ld_bytes + 16 * c, src0 + row * row_bytes + 16 * c, valid);
+    mma::cp_async_16_zfill(dst + j * ld_bytes + 16 * c, src0 + row * row_bytes + 16 * c, valid);
   }
 }
 
-// Starts copies of the scales of keys [j0, j0 + kN) (zeros past n_keys).
+// Starts copies of the scales of keys [j0, j0 + kN) (zeros past n_keys);
+// `thread` in [0, kN) copies one, others none.
 template <int kN>
 __device__ __forceinline__ void stage_scales(float* dst, const float* scales, int j0, int n_keys, int n_head_kv,
                                              int hk, int thread) {
   if (thread < 0 || thread >= kN) return;
   const int key = j0 + thread;
   const bool valid = key < n_keys;
-  cp_async_4_zfill(dst + thread, scales + static_cast<int64_t>(valid ? key : 0) * n_head_kv + hk, valid);
+  mma::cp_async_4_zfill(dst + thread, scales + static_cast<int64_t>(valid ? key : 0) * n_head_kv + hk, valid);
 }
 
-// Dequantizes kN staged INT8 rows (d bytes of stride D, one scale each) into
-// F16 rows of stride kLd: F16(scale * q), the F32 value KvView::read gives,
-// rounded once. Zero-filled rows (scale 0) give zeros.
-template <int D, int kN, int kLd, int kThreads>
-__device__ __forceinline__ void dequant_rows(__half* dst, const int8_t* raw, const float* sc, int d) {
+// Converts kN staged INT8 rows (d bytes of stride D) into F16 rows of stride
+// kLd: q itself (kPow2 false, K) or q * pow2_split(scale).pow2 (kPow2 true,
+// V), both exact. Zero-filled rows give zeros.
+template <int D, int kN, int kLd, int kThreads, bool kPow2>
+__device__ __forceinline__ void convert_rows(__half* dst, const int8_t* raw, const float* sc, int d) {
   const int chunks = d / 16;
   for (int i = threadIdx.x; i < kN * chunks; i += kThreads) {
     const int j = i / chunks, c = i - j * chunks;
     const uint4 w = *reinterpret_cast<const uint4*>(raw + j * D + 16 * c);
     const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-    const float s = sc[j];
+    const float f = kPow2 ? pow2_split(sc[j]).pow2 : 1.0f;
     uint32_t h[8];
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
@@ -205,7 +182,7 @@ __device__ __forceinline__ void dequant_rows(__half* dst, const int8_t* raw, con
       const int shift = 16 * (e % 2);
       const int b0 = static_cast<int8_t>(static_cast<uint8_t>(word >> shift));
       const int b1 = static_cast<int8_t>(static_cast<uint8_t>(word >> (shift + 8)));
-      h[e] = pack_half2(__fmul_rn(s, gemm_detail::i2f_small(b0)), __fmul_rn(s, gemm_detail::i2f_small(b1)));
+      h[e] = mma::pack_half2(__fmul_rn(f, gemm_detail::i2f_small(b0)), __fmul_rn(f, gemm_detail::i2f_small(b1)));
     }
     uint4* o = reinterpret_cast<uint4*>(dst + j * kLd + 16 * c);
     o[0] = make_uint4(h[0], h[1], h[2], h[3]);
@@ -215,16 +192,16 @@ __device__ __forceinline__ void dequant_rows(__half* dst, const int8_t* raw, con
 
 // ---- the kernel --------------------------------------------------------------
 
-template <core::KvType KT, int D>
-static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kernel(const attn::Params p) {
-  using C = Cfg<D>;
+template <core::KvType KT, int D, bool kSplit>
+static __global__ void __launch_bounds__(Cfg<D, kSplit>::kThreads, 2) attention_mma_kernel(const attn::Params p) {
+  using C = Cfg<D, kSplit>;
   constexpr int kM = C::kM, kN = C::kN, kLd = C::kLd, kMT = C::kMT, kThreads = C::kThreads;
   constexpr bool kInt8 = KT == core::KvType::Int8;
   extern __shared__ __align__(16) uint8_t smem[];
-  __half* q_s = reinterpret_cast<__half*>(smem);
-  __half* kv_s = q_s + kM * kLd;
-  int8_t* raw_s = reinterpret_cast<int8_t*>(kv_s + 2 * C::kTile);    // INT8 only
-  float* sc_s = reinterpret_cast<float*>(raw_s + 2 * 2 * kN * D);   // INT8 only
+  __half* q_s = reinterpret_cast<__half*>(smem);                    // hi, then lo when split
+  __half* kv_s = q_s + C::kQTiles * C::kQ;
+  int8_t* raw_s = reinterpret_cast<int8_t*>(kv_s + 2 * C::kTile);  // INT8 only
+  float* sc_s = reinterpret_cast<float*>(raw_s + 2 * 2 * kN * D);  // INT8 only
 
   const int tid = threadIdx.x, warp = tid / kWarp, lane = tid % kWarp;
   const int64_t rows = p.T * p.group;
@@ -256,8 +233,9 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
   };
   issue(0);
 
-  // Q tile to F16, times scale * log2(e); rows past the end are zeros (never
-  // written out); columns past dk are never read.
+  // Q tile times scale * log2(e), to F16 (and its rounding error to the lo
+  // tile when split); rows past the end are zeros (never written out);
+  // columns past dk are never read.
   {
     const int c4 = p.dk / 4;
     for (int i = tid; i < kM * c4; i += kThreads) {
@@ -269,8 +247,17 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
         const int h = hk * p.group + static_cast<int>(gr - t * p.group);
         x = __ldg(reinterpret_cast<const float4*>(p.q + (t * p.n_head + h) * p.dk) + c);
       }
-      const uint2 hv = make_uint2(pack_half2(x.x * q_mul, x.y * q_mul), pack_half2(x.z * q_mul, x.w * q_mul));
-      *reinterpret_cast<uint2*>(q_s + r * kLd + 4 * c) = hv;
+      x = make_float4(x.x * q_mul, x.y * q_mul, x.z * q_mul, x.w * q_mul);
+      uint2 hi;
+      if constexpr (kSplit) {
+        uint2 lo;
+        mma::pack_half2_split(x.x, x.y, hi.x, lo.x);
+        mma::pack_half2_split(x.z, x.w, hi.y, lo.y);
+        *reinterpret_cast<uint2*>(q_s + C::kQ + r * kLd + 4 * c) = lo;
+      } else {
+        hi = make_uint2(mma::pack_half2(x.x, x.y), mma::pack_half2(x.z, x.w));
+      }
+      *reinterpret_cast<uint2*>(q_s + r * kLd + 4 * c) = hi;
     }
   }
 
@@ -310,8 +297,9 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
   // ldmatrix lane addresses (mma_layout.h): Q rows of this warp, and the
   // offsets inside a K or V tile.
   const mma::Coord qa = mma::q_ldsm(lane), ka = mma::k_ldsm(lane), va = mma::v_ldsm(lane);
-  const uint32_t q_addr = smem_u32(q_s + (wr0 + qa.row) * kLd + qa.col);
+  const uint32_t q_addr = mma::smem_u32(q_s + (wr0 + qa.row) * kLd + qa.col);
   const uint32_t k_off = 2 * (ka.row * kLd + ka.col), v_off = 2 * (va.row * kLd + va.col);
+  const int col0 = mma::c_elem(lane, 0).col;  // this lane's first key column in an n-tile (and col0 + 1)
 
   for (int it = 0; it < n_tiles; ++it) {
     gemm_detail::cp_async_wait<0>();
@@ -320,21 +308,21 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
     __syncthreads();
     if (it + 1 < n_tiles) issue(it + 1);
     const __half* tile = kv_s;
+    const float* k_sc = sc_s + (it & 1) * 2 * kN;  // INT8: this tile's K, then V scales
     if constexpr (kInt8) {
       const int8_t* raw = raw_s + (it & 1) * 2 * kN * D;
-      const float* sc = sc_s + (it & 1) * 2 * kN;
-      dequant_rows<D, kN, kLd, kThreads>(kv_s, raw, sc, p.dk);
-      dequant_rows<D, kN, kLd, kThreads>(kv_s + C::kTile, raw + kN * D, sc + kN, p.dv);
+      convert_rows<D, kN, kLd, kThreads, false>(kv_s, raw, k_sc, p.dk);
+      convert_rows<D, kN, kLd, kThreads, true>(kv_s + C::kTile, raw + kN * D, k_sc + kN, p.dv);
       __syncthreads();
     } else {
       tile = kv_s + (it & 1) * 2 * C::kTile;
     }
     const int j0 = it * kN;
     if (j0 >= warp_end) continue;  // warp-uniform
-    const uint32_t k_addr = smem_u32(tile) + k_off;
-    const uint32_t v_addr = smem_u32(tile + C::kTile) + v_off;
+    const uint32_t k_addr = mma::smem_u32(tile) + k_off;
+    const uint32_t v_addr = mma::smem_u32(tile + C::kTile) + v_off;
 
-    // S = Q K^T over dims [0, dk), 16 at a time.
+    // S = Q K^T over dims [0, dk), 16 at a time (Q hi, then Q lo when split).
     float s[kMT][kN / 8][4];
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
@@ -345,15 +333,33 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       if (16 * kk >= p.dk) break;
-      uint32_t a[kMT][4];
+      uint32_t a[kMT][4], a_lo[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) ldsm_x4(a[mt], q_addr + 2 * (16 * mt * kLd + 16 * kk));
+      for (int mt = 0; mt < kMT; ++mt) {
+        const uint32_t addr = q_addr + 2 * (16 * mt * kLd + 16 * kk);
+        mma::ldsm_x4(a[mt], addr);
+        if constexpr (kSplit) mma::ldsm_x4(a_lo[mt], addr + 2 * C::kQ);
+      }
 #pragma unroll
       for (int np = 0; np < kN / 16; ++np) {
         uint32_t b[4];
-        ldsm_x4(b, k_addr + 2 * (16 * np * kLd + 16 * kk));
-        mma_x2(s, np, a, b);
+        mma::ldsm_x4(b, k_addr + 2 * (16 * np * kLd + 16 * kk));
+        mma::mma_x2(s, np, a, b);
+        if constexpr (kSplit) mma::mma_x2(s, np, a_lo, b);
       }
+    }
+    if constexpr (kInt8) {  // K held q: scale each key's scores by its d
+#pragma unroll
+      for (int nt = 0; nt < kN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float d = k_sc[8 * nt + col0 + e];
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            s[mt][nt][e] *= d;
+            s[mt][nt][2 + e] *= d;
+          }
+        }
     }
 
     // Causal mask where the tile reaches past some row's end (this also
@@ -383,14 +389,14 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
         mx = fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 2));
         const float m_new = fmaxf(m_run[mt][h], mx);
         const float base = m_new == -INFINITY ? 0.0f : m_new;  // a row with no visible key yet: p = 0
-        const float alpha = ex2(m_run[mt][h] - base);
+        const float alpha = mma::ex2(m_run[mt][h] - base);
         m_run[mt][h] = m_new;
         float sum = 0.0f;
 #pragma unroll
         for (int nt = 0; nt < kN / 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const float pv = ex2(s[mt][nt][2 * h + e] - base);
+            const float pv = mma::ex2(s[mt][nt][2 * h + e] - base);
             s[mt][nt][2 * h + e] = pv;
             sum += pv;
           }
@@ -401,24 +407,44 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
           o[mt][dt][2 * h + 1] *= alpha;
         }
       }
+    if constexpr (kInt8) {  // V held q * 2^e: the weights carry the rest of each key's scale
+#pragma unroll
+      for (int nt = 0; nt < kN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float m = pow2_split(k_sc[kN + 8 * nt + col0 + e]).m;
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            s[mt][nt][e] *= m;
+            s[mt][nt][2 + e] *= m;
+          }
+        }
+    }
 
-    // O += P V over the tile's keys, 16 at a time; P in F16 from S's registers.
+    // O += P V over the tile's keys, 16 at a time; P as F16 A fragments
+    // from S's registers (hi, then lo when split).
 #pragma unroll
     for (int kk = 0; kk < kN / 16; ++kk) {
-      uint32_t a[kMT][4];
+      uint32_t a[kMT][4], a_lo[kMT][4];
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const float* c = s[mt][2 * kk + mma::p_ntile(r)];
-          a[mt][r] = pack_half2(c[2 * mma::p_pair(r)], c[2 * mma::p_pair(r) + 1]);
+          const float x0 = c[2 * mma::p_pair(r)], x1 = c[2 * mma::p_pair(r) + 1];
+          if constexpr (kSplit) {
+            mma::pack_half2_split(x0, x1, a[mt][r], a_lo[mt][r]);
+          } else {
+            a[mt][r] = mma::pack_half2(x0, x1);
+          }
         }
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         if (16 * dp >= p.dv) break;
         uint32_t b[4];
-        ldsm_x4_trans(b, v_addr + 2 * (16 * kk * kLd + 16 * dp));
-        mma_x2(o, dp, a, b);
+        mma::ldsm_x4_trans(b, v_addr + 2 * (16 * kk * kLd + 16 * dp));
+        mma::mma_x2(o, dp, a, b);
+        if constexpr (kSplit) mma::mma_x2(o, dp, a_lo, b);
       }
     }
   }
@@ -446,14 +472,25 @@ static __global__ void __launch_bounds__(Cfg<D>::kThreads, 2) attention_mma_kern
     }
 }
 
-template <core::KvType KT, int D>
+template <core::KvType KT, int D, bool kSplit>
 void launch(const attn::Params& p, cudaStream_t stream) {
+  using C = Cfg<D, kSplit>;
   static std::atomic<uint64_t> configured{0};
-  constexpr int smem = smem_bytes<KT, D>();
-  gemm_detail::allow_smem(reinterpret_cast<const void*>(&attention_mma_kernel<KT, D>), smem, configured);
-  const auto blocks = static_cast<unsigned>(ceil_div(p.T * p.group, Cfg<D>::kM) * p.n_head_kv);
-  attention_mma_kernel<KT, D><<<blocks, Cfg<D>::kThreads, smem, stream>>>(p);
+  constexpr int smem = smem_bytes<KT, D, kSplit>();
+  gemm_detail::allow_smem(reinterpret_cast<const void*>(&attention_mma_kernel<KT, D, kSplit>), smem, configured);
+  const auto blocks = static_cast<unsigned>(ceil_div(p.T * p.group, C::kM) * p.n_head_kv);
+  attention_mma_kernel<KT, D, kSplit><<<blocks, C::kThreads, smem, stream>>>(p);
   launch_check("attention_mma_kernel", stream);
+}
+
+// The instances of one cache type and operand mode, by D.
+template <core::KvType KT, bool kSplit>
+void launch_by_dim(const attn::Params& p, int D, cudaStream_t stream) {
+  switch (D) {
+    case 64: return launch<KT, 64, kSplit>(p, stream);
+    case 128: return launch<KT, 128, kSplit>(p, stream);
+    default: return launch<KT, 256, kSplit>(p, stream);
+  }
 }
 
 }  // namespace strata::cuda::attn_mma
