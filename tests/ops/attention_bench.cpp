@@ -3,9 +3,10 @@
 // attention_bench [--iters N] [--layers L]
 // Shape: 32 query heads over 4 kv heads, head dim 128, one chunk of T tokens
 // at pos0 = 0 (causal FLOPs = 4 * n_head * head_dim * T (T + 1) / 2), for
-// F16 and INT8 caches. Each T also times the F32 kernel (the path before the
-// tensor cores, still taken for a q offset by one float) and prints how far
-// the two outputs are apart. L layers (default 48) give the per-prompt total.
+// F16 and INT8 caches: attention_prompt (tensor cores, Q and P as F16 hi + lo
+// pairs), attention_prompt_f16 (F16 Q and P) and the F32 kernel they replace
+// (still taken for a q offset by one float), with how far each tensor-core
+// output is from the F32 one. L layers (default 48) give the per-prompt total.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -87,7 +88,7 @@ struct Plane {
 };
 
 void bench(cudaStream_t s, std::mt19937& rng) {
-  std::printf("%-6s %6s %-14s %10s %10s %14s\n", "cache", "T", "kernel", "ms/call", "TFLOPS", "ms x layers");
+  std::printf("%-6s %6s %-22s %10s %10s %14s\n", "cache", "T", "kernel", "ms/call", "TFLOPS", "ms x layers");
   for (KvType type : {KvType::F16, KvType::Int8}) {
     for (int T : {512, 2048, 8192}) {
       Plane k(type, T, rng), v(type, T, rng);
@@ -99,35 +100,42 @@ void bench(cudaStream_t s, std::mt19937& rng) {
       // The same q twice: 16-byte aligned (tensor-core path) and one float
       // off (which sends the F32 kernel), so both outputs can be compared.
       const cuda::DeviceBuffer q = upload(hq), q_off = upload(shifted);
-      const cuda::DeviceBuffer out(0, q_elems * sizeof(float)), out_f32(0, q_elems * sizeof(float));
+      const cuda::DeviceBuffer out_f32(0, q_elems * sizeof(float)), out(0, q_elems * sizeof(float));
       const float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
       const double flops = 4.0 * kHead * kDim * (static_cast<double>(T) * (T + 1) / 2);
       const char* name = type == KvType::F16 ? "f16" : "int8";
       auto report = [&](const char* kernel, double t) {
-        std::printf("%-6s %6d %-14s %10.3f %10.1f %14.2f\n", name, T, kernel, t * 1e3, flops / t * 1e-12,
+        std::printf("%-6s %6d %-22s %10.3f %10.1f %14.2f\n", name, T, kernel, t * 1e3, flops / t * 1e-12,
                     t * 1e3 * g_layers);
       };
-      report("tensor-core", time_calls(s, [&] {
-        cuda::attention_prompt(q.as<float>(), k.view, v.view, kHead, T, 0, scale, out.as<float>(), s);
-      }));
       const int saved = g_iters;
       g_iters = std::min(g_iters, T >= 8192 ? 2 : 5);  // the F32 kernel is slow at long T
-      report("f32 (old)", time_calls(s, [&] {
+      report("f32 (before)", time_calls(s, [&] {
         cuda::attention_prompt(q_off.as<float>() + 1, k.view, v.view, kHead, T, 0, scale, out_f32.as<float>(), s);
       }));
       g_iters = saved;
-      std::vector<float> a(q_elems), b(q_elems);
-      STRATA_CUDA_CHECK(cudaMemcpy(a.data(), out.data(), q_elems * sizeof(float), cudaMemcpyDeviceToHost));
-      STRATA_CUDA_CHECK(cudaMemcpy(b.data(), out_f32.data(), q_elems * sizeof(float), cudaMemcpyDeviceToHost));
-      double max_diff = 0.0, max_abs = 0.0;
-      bool finite = true;
-      for (size_t i = 0; i < q_elems; ++i) {
-        finite = finite && std::isfinite(a[i]);
-        max_diff = std::max(max_diff, static_cast<double>(std::fabs(a[i] - b[i])));
-        max_abs = std::max(max_abs, static_cast<double>(std::fabs(b[i])));
+      std::vector<float> want(q_elems), got(q_elems);
+      STRATA_CUDA_CHECK(cudaMemcpy(want.data(), out_f32.data(), q_elems * sizeof(float), cudaMemcpyDeviceToHost));
+      struct Variant {
+        const char* label;
+        decltype(&cuda::attention_prompt) fn;
+      };
+      for (const Variant& var : {Variant{"attention_prompt", cuda::attention_prompt},
+                                 Variant{"attention_prompt_f16", cuda::attention_prompt_f16}}) {
+        report(var.label, time_calls(s, [&] {
+          var.fn(q.as<float>(), k.view, v.view, kHead, T, 0, scale, out.as<float>(), s);
+        }));
+        STRATA_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), q_elems * sizeof(float), cudaMemcpyDeviceToHost));
+        double max_diff = 0.0, max_abs = 0.0;
+        bool finite = true;
+        for (size_t i = 0; i < q_elems; ++i) {
+          finite = finite && std::isfinite(got[i]);
+          max_diff = std::max(max_diff, static_cast<double>(std::fabs(got[i] - want[i])));
+          max_abs = std::max(max_abs, static_cast<double>(std::fabs(want[i])));
+        }
+        std::printf("%-6s %6d   vs f32: max |diff| %.3g = %.3g of max |out|%s\n", name, T, max_diff,
+                    max_diff / max_abs, finite ? "" : ", NON-FINITE OUTPUTS");
       }
-      std::printf("%-6s %6d tensor-core vs f32: max |diff| %.3g = %.3g of max |out|%s\n", name, T, max_diff,
-                  max_diff / max_abs, finite ? "" : ", NON-FINITE OUTPUTS");
     }
   }
 }
