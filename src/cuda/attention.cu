@@ -4,6 +4,7 @@
 
 #include "cuda/attention.cuh"
 #include "cuda/attention_impl.cuh"
+#include "cuda/attention_mma.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 
@@ -95,20 +96,55 @@ void run(const Params& p, core::KvType type, int R, cudaStream_t stream) {
   }
 }
 
-}  // namespace
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
-                      int32_t pos0, float scale, float* out, cudaStream_t stream) {
-  require_stream(stream, "attention_prompt");
-  Params p = make_params("attention_prompt", q, k, v, n_head, scale, out);
-  require(T >= 0 && pos0 >= 0 && pos0 + T <= k.n_ctx, "attention_prompt", "T >= 0, pos0 >= 0, pos0 + T <= n_ctx",
+// The tensor-core path for a prompt's parameters (split: Q and P as F16
+// hi + lo pairs), where attention.cuh says it applies and the device gives a
+// block its shared memory; false leaves the prompt to the F32 kernel.
+bool try_prompt_mma(const Params& p, core::KvType type, bool split, cudaStream_t stream) {
+  const int D = attn_mma::head_dim_class(p.dk, p.dv);
+  if (D == 0 || !aligned(p.q, 16) || !aligned(p.out, 8) || !aligned(p.k, 16) || !aligned(p.v, 16)) return false;
+  int device = 0, max_smem = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (attn_mma::smem_bytes(type, D, split) > max_smem) return false;
+  const int64_t blocks = ceil_div(p.T * p.group, attn_mma::block_rows(D, split)) * p.n_head_kv;
+  require(blocks <= INT32_MAX, "attention_prompt", "T * n_head / n_head_kv < 2^31 rows", {{"T", p.T}});
+  if (type == core::KvType::F16) {
+    (split ? attn_mma::launch_f16_split : attn_mma::launch_f16)(p, D, stream);
+  } else {
+    (split ? attn_mma::launch_int8_split : attn_mma::launch_int8)(p, D, stream);
+  }
+  return true;
+}
+
+// attention_prompt and attention_prompt_f16: the checks, then the tensor
+// cores where they apply, else the F32 kernel.
+void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+            int32_t pos0, float scale, float* out, bool split, cudaStream_t stream) {
+  require_stream(stream, op);
+  Params p = make_params(op, q, k, v, n_head, scale, out);
+  require(T >= 0 && pos0 >= 0 && pos0 + T <= k.n_ctx, op, "T >= 0, pos0 >= 0, pos0 + T <= n_ctx",
           {{"T", T}, {"pos0", pos0}, {"n_ctx", k.n_ctx}});
   if (T == 0) return;
   p.T = T;
   p.pos0 = pos0;
   p.n_split = 1;
+  if (try_prompt_mma(p, k.type, split, stream)) return;
   p.keys_per_split = ceil_div(pos0 + T, attn::kTileKeys) * attn::kTileKeys;
   run(p, k.type, kPromptRowsPerWarp, stream);
+}
+
+}  // namespace
+
+void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                      int32_t pos0, float scale, float* out, cudaStream_t stream) {
+  prompt("attention_prompt", q, k, v, n_head, T, pos0, scale, out, true, stream);
+}
+
+void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                          int32_t pos0, float scale, float* out, cudaStream_t stream) {
+  prompt("attention_prompt_f16", q, k, v, n_head, T, pos0, scale, out, false, stream);
 }
 
 size_t attention_decode_workspace_bytes(int n_head, int head_dim_v) {

@@ -12,11 +12,9 @@ namespace strata::cuda {
 
 // Both kernels follow cpu::attention_row: GQA with query head h reading kv
 // head h / (n_head / n_head_kv); s_j = scale * dot(q_h, K_j); softmax over the
-// visible keys; out_h = sum_j p_j V_j. Cached rows are dequantized to F32 on
-// read exactly as the CPU KvCache reads them; all arithmetic is F32 (an
-// online softmax over key tiles, so results differ from the CPU's two-pass
-// softmax by rounding only, ~1e-6). Results are bit-identical from run to
-// run (fixed tiling and reduction orders, no atomics).
+// visible keys; out_h = sum_j p_j V_j, with the cached rows' values as the
+// CPU KvCache reads them. Results are bit-identical from run to run (fixed
+// tiling and reduction orders, no atomics).
 // Limits: k.head_dim and v.head_dim <= 256 (Error(STRATA_ERR_UNSUPPORTED)
 // beyond), and the tiles must fit the device's shared memory.
 
@@ -24,16 +22,33 @@ namespace strata::cuda {
 // position pos0 + t and attends causally to cache positions [0, pos0 + t],
 // which must all have been written (kv_write) before. out is
 // [T][n_head][v.head_dim] F32. No T x T matrix is formed: each block streams
-// 64-key tiles of K and V through shared memory. T == 0 does nothing.
+// tiles of K and V through shared memory. T == 0 does nothing.
+// Tensor cores (mma.sync m16n8k16, sm_80+) do both products when both head
+// dims are multiples of 16, q and the cache rows are 16-byte aligned, out
+// 8-byte aligned (so for any cudaMalloc'd buffers) and the device gives a
+// block its shared memory (at most 135 KB); other shapes run an all-F32
+// kernel (differences from the CPU ~1e-6). On the tensor cores the cached K
+// and V values are exact F16 operands (an F16 cache as stored; an INT8 row as
+// its integers, times a power of two for V, its scale's rest applied in F32)
+// and the products accumulate in F32, as does the online softmax. q * scale
+// and the softmax weights p are split into F16 pairs hi + lo (twice the
+// tensor-core work), so outputs stay within ~1e-6 of the CPU's, as F32.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for pos0 < 0, pos0 + T > n_ctx,
 // n_head not a multiple of n_head_kv, or K/V views that disagree.
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                       int32_t pos0, float scale, float* out, cudaStream_t stream);
 
+// As attention_prompt, with q * scale and p rounded to F16 (one product
+// each: about half the time on the tensor cores). Outputs then differ from
+// the CPU's by up to ~1e-3 of their largest magnitude, enough to flip
+// near-tied expert choices downstream more often than F32 rounding does.
+void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                          int32_t pos0, float scale, float* out, cudaStream_t stream);
+
 // Decode: one query row q [n_head][k.head_dim] at position n_kv - 1 over
 // cache positions [0, n_kv). The keys are split into up to 32 ranges of at
-// least 256 keys computed by separate blocks (flash-decoding); a second
-// kernel merges the ranges in ascending order. The split depends only on
+// least 256 keys computed by separate blocks (flash-decoding), all in F32; a
+// second kernel merges the ranges in ascending order. The split depends only on
 // n_kv, so a given input always gives the same bits. `workspace` is device
 // memory of at least attention_decode_workspace_bytes(n_head, v.head_dim)
 // bytes, unused across calls. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for

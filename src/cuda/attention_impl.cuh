@@ -1,6 +1,8 @@
-// Internal to attention*.cu: the tiled attention kernel template, its parameters and the per-cache-type instance launchers.
+// Internal to attention*.cu: the F32 tiled attention kernel template, its parameters (shared with attention_mma.cuh) and the per-cache-type instance launchers.
 //
-// A block is kWarps warps over a tile of M = kWarps * R query rows (R per
+// This kernel serves decode (split-K) and the prompts the tensor-core kernel
+// (attention_mma.cuh) does not take: head dims not multiples of 16, unaligned
+// buffers, too little shared memory. A block is kWarps warps over a tile of M = kWarps * R query rows (R per
 // warp) of one kv head. Rows enumerate (token, query head of the group) as
 // r = t * group + g, so the query heads sharing a kv head share every K/V
 // tile. Keys stream through shared memory kTileKeys at a time, K transposed

@@ -153,50 +153,125 @@ std::function<std::string(size_t)> where(const AttnCase& c) {
 // averages of |V| <= 1.
 constexpr test::Tol kAttnTol{1e-5, 1e-5};
 
+// The prompt's tensor-core path (attention.cuh) takes head dims that are
+// multiples of 16 (the test's buffers are always aligned enough).
+bool tensor_core_path(const AttnCase& c) { return c.dk % 16 == 0 && c.dv % 16 == 0; }
+
+// attention_prompt on the tensor cores (Q and P as F16 hi + lo pairs, K and
+// V exact): F32-class. A CPU emulation of this precision against a double
+// two-pass reference gave at most 1.4e-6 on these shapes; the tensor cores'
+// F32 accumulation (which truncates rather than rounds) adds a little.
+constexpr test::Tol kSplitTol{3e-5, 3e-5};
+
+// attention_prompt_f16 on the tensor cores: |got - want| <= kF16TolFrac *
+// max |want|. Q * scale and the softmax weights p are rounded to F16
+// (relative 2^-11) as MMA operands, moving each weight by up to ~1e-3 of
+// itself, so an output moves by about that fraction of the largest |V| it
+// averages. A CPU emulation of exactly this precision (F16 Q and P, F32
+// sums, 64-key online softmax) against a double two-pass reference gave at
+// most 8e-4 * max |want| on these shapes and data; 5e-3 leaves margin for
+// the device's exp2 ulps and summation order, yet a key wrongly masked or
+// not in a row of few keys moves it by ~1e-1.
+constexpr double kF16TolFrac = 5e-3;
+
+struct PromptFn {
+  const char* name;
+  void (*fn)(const float*, const cuda::KvDeviceView&, const cuda::KvDeviceView&, int, int64_t, int32_t, float, float*,
+             cudaStream_t);
+  bool split;  // Q and P as hi + lo pairs on the tensor cores
+};
+constexpr PromptFn kPromptFns[] = {{"attention_prompt", cuda::attention_prompt, true},
+                                   {"attention_prompt_f16", cuda::attention_prompt_f16, false}};
+
+test::Tol prompt_tol(const PromptFn& f, const AttnCase& c, const std::vector<float>& want) {
+  if (!tensor_core_path(c)) return kAttnTol;
+  if (f.split) return kSplitTol;
+  float max_abs = 0.0f;
+  for (float w : want) max_abs = std::max(max_abs, std::fabs(w));
+  return {kF16TolFrac * max_abs, 0.0};
+}
+
 }  // namespace
 
-// Tolerance: kAttnTol (1e-5 absolute + 1e-5 relative) for F16 and INT8
-// caches alike; two runs bit-identical.
-TEST_CASE("attention_prompt matches cpu::attention_row, causal, GQA, F16 and INT8") {
+// Tolerance: prompt_tol (F32 path: kAttnTol; tensor cores: kSplitTol for
+// attention_prompt, 5e-3 of the largest output for attention_prompt_f16) for
+// F16 and INT8 caches alike; two runs bit-identical.
+TEST_CASE("attention_prompt and attention_prompt_f16 match cpu::attention_row, causal, GQA, F16 and INT8") {
   const AttnCase cases[] = {
+      // tensor-core path (head dims multiples of 16)
       {8, 2, 128, 128, 0, 70},     // first chunk, several key tiles, padding rows
       {8, 2, 128, 128, 100, 37},   // a later chunk over earlier positions
       {32, 4, 128, 128, 0, 19},    // qwen3-30b-a3b heads
-      {4, 4, 64, 64, 5, 66},       // no GQA
+      {32, 4, 128, 128, 0, 300},   // qwen3: 19 row tiles, the last partial; 5 key tiles
+      {32, 4, 128, 128, 200, 77},  // qwen3, a chunk after 200 cached positions
+      {2, 2, 128, 128, 0, 200},    // no GQA: 128 tokens a block, warps skipping tiles past their rows
+      {4, 4, 64, 64, 5, 66},       // no GQA, head dim 64
+      {16, 2, 64, 64, 0, 150},     // head dim 64, group 8
+      {4, 1, 32, 32, 3, 130},      // head dim 32 (64-wide instance, half its dims unused)
+      {4, 2, 80, 80, 10, 33},      // head dim 80 (128-wide instance)
+      {8, 2, 128, 64, 0, 50},      // head_dim_v < head_dim_k
       {16, 2, 256, 256, 0, 40},    // largest head dims
+      {16, 2, 256, 256, 64, 45},   // largest head dims, later chunk
+      {8, 2, 64, 64, 17, 1},       // one row after 17 cached positions
+      // F32 path (a head dim not a multiple of 16)
       {6, 3, 40, 24, 3, 29},       // odd sizes: scalar loads, masked columns
       {3, 1, 18, 10, 2, 9},        // head_dim_k not a multiple of 4: padded Q/K columns
       {2, 1, 16, 8, 0, 1},         // one row
   };
-  for (KvType type : {KvType::F16, KvType::Int8}) {
-    for (const AttnCase& c : cases) {
-      DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
-        test::Rng rng = test::rng_for(400 + c.dk + c.T + static_cast<int>(type));
-        const int32_t n_kv = c.pos0 + c.T;
-        const int n_ctx = n_kv + 13;  // unwritten, poisoned positions after the last one
-        FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
-        DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
-        dk.upload_prefix(cache.cpu.k_view(0), n_kv);
-        dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+  for (const PromptFn& f : kPromptFns) {
+    for (KvType type : {KvType::F16, KvType::Int8}) {
+      for (const AttnCase& c : cases) {
+        DYNAMIC_SECTION(f.name << " " << type_name(type) << " " << describe(c)
+                               << (tensor_core_path(c) ? " (tensor cores)" : " (f32)")) {
+          test::Rng rng = test::rng_for(400 + c.dk + c.T + static_cast<int>(type));
+          const int32_t n_kv = c.pos0 + c.T;
+          const int n_ctx = n_kv + 13;  // unwritten, poisoned positions after the last one
+          FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
+          DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
+          dk.upload_prefix(cache.cpu.k_view(0), n_kv);
+          dv.upload_prefix(cache.cpu.v_view(0), n_kv);
 
-        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
-        const std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk, 3.0f);
-        const std::vector<float> want = reference(q, cache.cpu, c, c.T, c.pos0 + 1, scale);
+          const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+          const std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk, 3.0f);
+          const std::vector<float> want = reference(q, cache.cpu, c, c.T, c.pos0 + 1, scale);
 
-        cuda::DeviceBuffer dq = test::to_device(q);
-        cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
-        auto run = [&] {
-          cuda::attention_prompt(dq.as<float>(), dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
-                                 test_stream().get());
-          return test::to_host<float>(out, want.size());
-        };
-        const std::vector<float> got = run();
-        CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), kAttnTol, where(c)));
-        test::poison(out);
-        CHECK(test::bit_equal(run(), got));
+          cuda::DeviceBuffer dq = test::to_device(q);
+          cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
+          auto run = [&] {
+            f.fn(dq.as<float>(), dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(), test_stream().get());
+            return test::to_host<float>(out, want.size());
+          };
+          const std::vector<float> got = run();
+          CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), prompt_tol(f, c, want), where(c)));
+          test::poison(out);
+          CHECK(test::bit_equal(run(), got));
+        }
       }
     }
   }
+}
+
+// The F32 kernel stays the prompt's path where the tensor-core path's
+// alignment does not hold: q misaligned by one float (attention_prompt_f16,
+// whose tensor-core results would miss kAttnTol).
+TEST_CASE("attention_prompt_f16 with an unaligned q takes the F32 path") {
+  const AttnCase c{8, 2, 128, 128, 3, 21};
+  test::Rng rng = test::rng_for(471);
+  const int32_t n_kv = c.pos0 + c.T;
+  FilledCache cache(KvType::F16, n_kv, c.n_head_kv, c.dk, c.dv, n_kv, rng);
+  DevicePlane dk(KvType::F16, n_kv, c.n_head_kv, c.dk), dv(KvType::F16, n_kv, c.n_head_kv, c.dv);
+  dk.upload_prefix(cache.cpu.k_view(0), n_kv);
+  dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+  std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk + 1, 3.0f);
+  const std::vector<float> want = reference(std::vector<float>(q.begin() + 1, q.end()), cache.cpu, c, c.T, c.pos0 + 1,
+                                            scale);
+  cuda::DeviceBuffer dq = test::to_device(q);
+  cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
+  cuda::attention_prompt_f16(dq.as<float>() + 1, dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
+                             test_stream().get());
+  CHECK_REPORT(test::mismatches(test::to_host<float>(out, want.size()).data(), want.data(), want.size(), kAttnTol,
+                                where(c)));
 }
 
 // Tolerance: kAttnTol; two runs bit-identical. n_kv values cover one split,
@@ -251,6 +326,10 @@ TEST_CASE("attention launchers reject bad arguments") {
         STRATA_ERR_INVALID_ARGUMENT);  // pos0 + T > n_ctx
   CHECK(test::status_of([&] { cuda::attention_prompt(none, k.view, v.view, 7, 1, 0, 1.0f, none, s); }) ==
         STRATA_ERR_INVALID_ARGUMENT);  // 7 heads over 2 kv heads
+  CHECK(test::status_of([&] { cuda::attention_prompt_f16(none, k.view, v.view, 8, 10, 60, 1.0f, none, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // pos0 + T > n_ctx
+  CHECK(test::status_of([&] { cuda::attention_prompt_f16(none, k.view, v.view, 8, 1, 0, 1.0f, none, nullptr); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // the legacy default stream
   CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, 0, 1.0f, none, none, 0, s); }) ==
         STRATA_ERR_INVALID_ARGUMENT);  // n_kv = 0
   DevicePlane big_k(KvType::F16, 4096, 1, 64), big_v(KvType::F16, 4096, 1, 64);
