@@ -200,7 +200,7 @@ typedef struct strata_session_params {
   size_t struct_size;           /* sizeof(strata_session_params) */
   int32_t n_ctx;                /* context length in tokens; 0 = min(model's, 4096) */
   strata_kv_type kv_type;       /* KV cache element type; default STRATA_KV_F16 */
-  int32_t chunk_size;           /* prompt tokens per chunk; 0 = 2048 */
+  int32_t chunk_size;           /* prompt tokens per chunk; 0 = 2048, or 8192 when experts stream */
   int32_t no_pipeline;          /* with several stages: 0 (default) = stage i runs chunk c + 1 while
                                    stage i + 1 runs chunk c; 1 = one chunk at a time through all */
   strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */

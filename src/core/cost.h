@@ -29,13 +29,15 @@ struct LinkRates {
 // context position p, everything else (norms, QKV/O projections, router,
 // shared expert, grouping, combine) takes T * dense_token_s, and attention
 // takes attn_pair_s per (query, key) pair: T * p + T * (T + 1) / 2 pairs.
-// Defaults: rough H200 figures for a Qwen3-30B-A3B layer (int8 MMQ at about
-// half of peak, flash attention at about 40%); to be measured.
+// Defaults: the H200 with this library's kernels on a Qwen3-30B-A3B layer,
+// measured 2026-11-29 (docs/BENCHMARKS.md): grouped expert GEMMs at 80
+// TFLOPS, attention projections, norms, router and combine 0.55 µs a token,
+// the tensor-core attention kernel 0.2 ns a (query, key) pair for all heads.
 struct ComputeRates {
-  double expert_tflops = 200.0;
-  double expert_group_s = 15e-6;
-  double dense_token_s = 0.4e-6;
-  double attn_pair_s = 4e-11;
+  double expert_tflops = 80.0;
+  double expert_group_s = 2e-6;
+  double dense_token_s = 0.55e-6;
+  double attn_pair_s = 2e-10;
 };
 
 // The MoE shape of one stage's layers, as the cost model needs it.

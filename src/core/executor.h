@@ -72,6 +72,7 @@ struct ExpertResidency {
   uint64_t streamed_bytes = 0;  // their blobs: what a stream-all chunk moves
   int32_t ring_slots = 0;       // per session
   double link_GBps = 0;         // pinned host-to-device rate measured at load (0 when nothing streams)
+  int32_t chunk = 2048;         // the prompt chunk the stage's buffers were planned for (the sessions' default)
 };
 
 // A backend's per-model state for one stage (e.g. its layers' weights

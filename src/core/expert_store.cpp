@@ -76,17 +76,32 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   m.n_embd = E;
   m.n_ff_exp = c.n_ff_exp;
   m.blob_bytes = blob_bytes;
-  in.max_slots = std::max(in.min_slots, std::min(32, 2 * c.n_expert));
+  in.max_slots = std::max(in.min_slots, 2 * c.n_expert);
   in.ring_slots_wanted =
       choose_ring_depth(m, T, 0, RingMode::StreamAll, in.min_slots, in.max_slots, LinkRates{}, ComputeRates{});
   StageExperts out;
   out.stage = stage;
+  out.chunk = memory.chunk;
   out.plan = plan_placement(in);
   for (int32_t l = 0; l < stage.n_layers; ++l) {
     out.layouts.push_back(blob_layout(w.layers[stage.first_layer + l]));
     out.streamed.push_back(out.plan.streamed_mask(l));
   }
   return out;
+}
+
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget) {
+  StageMemory memory;
+  memory.budget = budget;
+  StageExperts small = place_stage_experts(model, stage, memory);
+  if (!small.streams()) return small;
+  memory.chunk = kStreamingChunk;
+  try {
+    return place_stage_experts(model, stage, memory);
+  } catch (const Error& e) {
+    if (e.status() != STRATA_ERR_OUT_OF_MEMORY) throw;
+    return small;
+  }
 }
 
 uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t n_slots, const StageMemory& memory) {

@@ -29,16 +29,24 @@ BlobLayout blob_layout(const LayerWeights& layer);
 // (layout.bytes bytes; alignment gaps are zeroed).
 void pack_blob(const LayerWeights& layer, const BlobLayout& layout, int32_t expert, uint8_t* dst);
 
+// Default prompt chunks: with every expert resident a chunk's cost is
+// compute, and 2048 tokens fill the GPU; when experts stream, each chunk
+// moves every streamed expert once, so chunks are as long as the buffers
+// allow up to 8192 tokens (a prompt of 8192 tokens streams once, not four times).
+inline constexpr int32_t kResidentChunk = 2048;
+inline constexpr int32_t kStreamingChunk = 8192;
+
 // Inputs of a stage's placement that are not in the model.
 struct StageMemory {
-  uint64_t budget = 0;   // the device's budget for this stage (bytes)
-  int32_t chunk = 2048;  // prompt chunk the buffers are sized for
-  int32_t n_ctx = 0;     // context the KV cache is sized for; 0 = min(n_ctx_train, 4096)
+  uint64_t budget = 0;              // the device's budget for this stage (bytes)
+  int32_t chunk = kResidentChunk;   // prompt chunk the buffers are sized for
+  int32_t n_ctx = 0;                // context the KV cache is sized for; 0 = min(n_ctx_train, 4096)
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
 struct StageExperts {
   StagePlan stage;
+  int32_t chunk = kResidentChunk;  // the prompt chunk its buffers were sized for
   PlacementPlan plan;
   std::vector<BlobLayout> layouts;          // per layer
   std::vector<std::vector<bool>> streamed;  // per layer: true where the expert streams
@@ -52,6 +60,11 @@ struct StageExperts {
 // stream-all chunk, then resident experts in the uniform order. Errors as
 // plan_placement (over budget: Error(OUT_OF_MEMORY) naming the parts).
 StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory);
+
+// The placement a backend uses: sized for kResidentChunk; when that streams
+// experts, sized again for kStreamingChunk, unless the bigger buffers do not
+// fit the budget (then the first). Errors as place_stage_experts.
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget);
 
 // The smallest budget at which the stage runs with every expert streamed
 // through a ring of n_slots slots: its dense part, KV and prompt buffers (as

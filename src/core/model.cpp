@@ -107,14 +107,17 @@ uint64_t Model::device_bytes() const {
 
 ExpertResidency Model::residency() const {
   ExpertResidency all;
+  int32_t streaming_chunk = 0;  // the smallest planned chunk of a streaming stage
   for (const Stage& s : stages_) {
     const ExpertResidency r = s.backend->residency();
+    if (r.streamed > 0) streaming_chunk = streaming_chunk > 0 ? std::min(streaming_chunk, r.chunk) : r.chunk;
     all.resident += r.resident;
     all.streamed += r.streamed;
     all.streamed_bytes += r.streamed_bytes;
     all.ring_slots = std::max(all.ring_slots, r.ring_slots);
     if (r.streamed > 0) all.link_GBps = all.link_GBps > 0 ? std::min(all.link_GBps, r.link_GBps) : r.link_GBps;
   }
+  if (streaming_chunk > 0) all.chunk = streaming_chunk;
   return all;
 }
 

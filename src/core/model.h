@@ -55,7 +55,9 @@ class Model {
   const char* backend_name() const { return stages_.front().backend->name(); }
   // Device memory all stages' weights take; 0 on the CPU.
   uint64_t device_bytes() const;
-  // Over all stages; link_GBps the slowest streaming stage's.
+  // Over all stages; link_GBps the slowest streaming stage's, chunk the
+  // smallest planned chunk of a streaming stage (2048 when none streams): the
+  // sessions' default chunk.
   ExpertResidency residency() const;
   // Makes route memory (executor.h) every stage can read and write: from the
   // first stage on a GPU when there is one.

@@ -25,7 +25,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.n_ctx == 0) options_.n_ctx = std::min(c.n_ctx_train, 4096);
   if (options_.chunk_size < 0)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
-  if (options_.chunk_size == 0) options_.chunk_size = 2048;
+  if (options_.chunk_size == 0) options_.chunk_size = model_->residency().chunk;
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
 }

@@ -64,9 +64,7 @@ class CudaBackend final : public core::Backend {
       : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
     if (model.config().n_expert > 0) {
-      core::StageMemory memory;
-      memory.budget = budget;
-      core::StageExperts experts = core::place_stage_experts(model, plan, memory);
+      core::StageExperts experts = core::place_for_default_chunk(model, plan, budget);
       if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
     }
     const bool streaming = weights_.experts != nullptr;
@@ -213,6 +211,7 @@ class CudaBackend final : public core::Backend {
     r.streamed_bytes = p.streamed_bytes;
     r.ring_slots = p.ring_slots;
     r.link_GBps = link_GBps_;
+    r.chunk = weights_.experts->chunk;
     return r;
   }
   uint64_t device_bytes() const override { return storage_.size(); }

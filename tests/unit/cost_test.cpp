@@ -27,12 +27,25 @@ MoeShape qwen3_30b(int32_t n_layer = 48) {
   return m;
 }
 
+// Fixed compute rates for the peer predictions below (the estimates they were
+// worked out with, before ComputeRates' defaults were measured): these tests
+// check the model's arithmetic, so their inputs must not move with the defaults.
+ComputeRates fixed_rates() {
+  ComputeRates c;
+  c.expert_tflops = 200.0;
+  c.expert_group_s = 15e-6;
+  c.dense_token_s = 0.4e-6;
+  c.attn_pair_s = 4e-11;
+  return c;
+}
+
 PeerSetup h200_pair(int64_t tokens, int32_t pieces) {
   PeerSetup s;
   s.shape = qwen3_30b();
   s.tokens = tokens;
   s.pieces = pieces;
-  return s;  // default rates: H200, PCIe Gen5 x16, 55 GB/s each
+  s.primary = s.peer = fixed_rates();
+  return s;  // default links: H200, PCIe Gen5 x16, 55 GB/s each
 }
 
 }  // namespace

@@ -305,9 +305,7 @@ class CpuBackend final : public Backend {
              const ProgressFn& progress)
       : model_(model), plan_(plan), n_threads_(n_threads) {
     if (budget == 0 || model.config().n_expert == 0) return;
-    StageMemory memory;
-    memory.budget = budget;
-    StageExperts experts = place_stage_experts(model, plan, memory);
+    StageExperts experts = place_for_default_chunk(model, plan, budget);
     if (!experts.streams()) return;
     streamed_ = std::make_unique<CpuStreamed>();
     streamed_->experts = std::move(experts);
@@ -334,6 +332,7 @@ class CpuBackend final : public Backend {
     r.streamed = static_cast<int32_t>(p.streamed.size());
     r.streamed_bytes = p.streamed_bytes;
     r.ring_slots = p.ring_slots;
+    r.chunk = streamed_->experts.chunk;
     return r;
   }
   std::unique_ptr<Executor> new_executor(const SessionOptions& options) const override {
