@@ -21,6 +21,8 @@ void EngineOptions::add_to(CLI::App& app) {
   app.add_option("--kv", kv, "KV cache type: f16 or int8")->check(CLI::IsMember({"f16", "int8"}));
   app.add_option("--chunk", chunk, "Prompt chunk size in tokens (default 2048)");
   app.add_flag("--no-pipeline", no_pipeline, "With several stages, run one chunk at a time through all of them");
+  app.add_option("--decode-cpu-share", decode_cpu_share,
+                 "GPU decode with streamed experts: share computed on the CPU (default: from measured rates)");
   app.add_option("-c,--ctx", ctx, "Context length (default: min(model, 4096))");
 }
 
@@ -41,6 +43,7 @@ strata::SessionParams EngineOptions::session_params(bool bar) const {
   p.kv = kv == "int8" ? strata::KvType::Int8 : strata::KvType::F16;
   p.chunk_size = chunk;
   p.pipeline = !no_pipeline;
+  p.decode_cpu_share = decode_cpu_share;
   if (bar) p.progress = [](uint64_t d, uint64_t t) { return t < 4096 || progress_bar("prompt", d, t); };
   return p;
 }

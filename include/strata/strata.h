@@ -203,6 +203,9 @@ typedef struct strata_session_params {
   int32_t chunk_size;           /* prompt tokens per chunk; 0 = 2048, or 8192 when experts stream */
   int32_t no_pipeline;          /* with several stages: 0 (default) = stage i runs chunk c + 1 while
                                    stage i + 1 runs chunk c; 1 = one chunk at a time through all */
+  double decode_cpu_share;      /* GPU decode with streamed experts: share of a step's streamed experts
+                                   computed on the CPU while the GPU streams the rest; < 0 (default -1)
+                                   = chosen from the link and CPU rates measured at load; > 1 is an error */
   strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */
   void* progress_user_data;
 } strata_session_params;

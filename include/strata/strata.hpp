@@ -75,6 +75,7 @@ struct SessionParams {
   KvType kv = KvType::F16;
   int32_t chunk_size = 0;
   bool pipeline = true;  // several stages: overlap chunks across stages
+  double decode_cpu_share = -1;  // streamed experts in GPU decode: CPU share, < 0 automatic
   detail::Progress progress;  // prompt tokens done
 };
 
@@ -205,6 +206,7 @@ class Model {
     c.kv_type = static_cast<strata_kv_type>(p.kv);
     c.chunk_size = p.chunk_size;
     c.no_pipeline = p.pipeline ? 0 : 1;
+    c.decode_cpu_share = p.decode_cpu_share;
     std::unique_ptr<detail::Progress> progress;
     if (p.progress) {
       progress = std::make_unique<detail::Progress>(p.progress);

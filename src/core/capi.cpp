@@ -250,6 +250,7 @@ STRATA_API void strata_session_params_init(strata_session_params* p) {
   std::memset(p, 0, sizeof(*p));
   p->struct_size = sizeof(*p);
   p->kv_type = STRATA_KV_F16;
+  p->decode_cpu_share = -1;
 }
 
 STRATA_API strata_status strata_session_new(strata_model* model, const strata_session_params* params,
@@ -272,6 +273,7 @@ STRATA_API strata_status strata_session_new(strata_model* model, const strata_se
     if (p->no_pipeline != 0 && p->no_pipeline != 1)
       fail(STRATA_ERR_INVALID_ARGUMENT, "no_pipeline must be 0 or 1, got {}", p->no_pipeline);
     o.pipeline = p->no_pipeline == 0;
+    o.decode_cpu_share = p->decode_cpu_share;
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto s = std::make_unique<strata_session>();
     s->session = std::make_unique<strata::core::Session>(model->model, std::move(o));

@@ -125,6 +125,23 @@ void fill_arena(const Model& model, const StageExperts& x, uint8_t* arena, const
   }
 }
 
+ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena) {
+  ArenaPointers p;
+  const size_t n = x.plan.resident.size();
+  p.gate.assign(n, nullptr);
+  p.up.assign(n, nullptr);
+  p.down.assign(n, nullptr);
+  for (const ExpertRef& r : x.plan.streamed) {
+    const size_t i = static_cast<size_t>(x.plan.index(r.layer, r.expert));
+    const uint8_t* blob = arena + x.arena_offset(r.layer, r.expert);
+    const BlobLayout& b = x.layouts[r.layer];
+    p.gate[i] = blob + b.gate;
+    p.up[i] = blob + b.up;
+    p.down[i] = blob + b.down;
+  }
+  return p;
+}
+
 prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_slot) {
   prefill::RingInput in;
   in.mode = prefill::RingMode::StreamAll;
@@ -134,13 +151,12 @@ prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_s
   return prefill::plan_ring(in);
 }
 
-prefill::RingSchedule routed_schedule(const StageExperts& x, int32_t layer, const prefill::RowTable& table,
-                                      int32_t first_slot) {
+prefill::RingSchedule routed_schedule(const StageExperts& x, std::vector<int32_t> experts, int32_t first_slot) {
   prefill::RingInput in;
   in.mode = prefill::RingMode::Routed;
   in.n_slots = x.plan.ring_slots;
   in.first_slot = first_slot;
-  in.layers.push_back(prefill::ring_layer_routed(table, x.streamed[layer]));
+  in.layers.push_back(std::move(experts));
   return prefill::plan_ring(in);
 }
 

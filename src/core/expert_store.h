@@ -76,12 +76,20 @@ uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t
 // Error(ABORTED)).
 void fill_arena(const Model& model, const StageExperts& experts, uint8_t* arena, const ProgressFn& progress);
 
+// Where the CPU finds each streamed expert's matrices in an arena:
+// [layer * n_expert + expert] of the gate, up and down pointer tables
+// (cpu::ExpertTensor::ptrs), null for resident experts.
+struct ArenaPointers {
+  std::vector<const uint8_t*> gate, up, down;
+};
+ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena);
+
 // The ring schedule of a chunk in StreamAll mode: every streamed expert of
 // every layer, (layer, expert) order, slots from first_slot on.
 prefill::RingSchedule stream_all_schedule(const StageExperts& experts, int32_t first_slot);
-// The ring schedule of one layer in Routed mode: its routed streamed experts,
-// biggest group first; the schedule's layer 0 is `layer`.
-prefill::RingSchedule routed_schedule(const StageExperts& experts, int32_t layer, const prefill::RowTable& table,
-                                      int32_t first_slot);
+// The ring schedule of one layer in Routed mode: `experts` in that order
+// (prefill::ring_layer_routed: its routed streamed experts, biggest group
+// first, or part of them); the schedule's layer 0 is the layer.
+prefill::RingSchedule routed_schedule(const StageExperts& x, std::vector<int32_t> experts, int32_t first_slot);
 
 }  // namespace strata::core

@@ -26,6 +26,9 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.chunk_size < 0)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
   if (options_.chunk_size == 0) options_.chunk_size = model_->residency().chunk;
+  if (options_.decode_cpu_share > 1)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "session: decode_cpu_share must be <= 1 (or < 0 for automatic), got {}",
+         options_.decode_cpu_share);
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
 }

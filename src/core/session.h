@@ -20,6 +20,10 @@ struct SessionOptions {
   KvType kv_type = KvType::F16;
   int32_t chunk_size = 0;  // 0: the model's (2048; 8192 when experts stream: Model::residency)
   bool pipeline = true;    // with several stages, overlap chunks across stages (pipeline.h)
+  // Decode with streamed experts on a GPU: the share of a step's routed
+  // streamed experts computed on the CPU from the host arena while the GPU
+  // streams the rest; < 0: the cost model's (link vs CPU rate measured at load).
+  double decode_cpu_share = -1;
   ProgressFn progress;     // tokens of the prompt done
 };
 

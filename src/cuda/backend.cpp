@@ -2,13 +2,16 @@
 #include "cuda/backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/expert_store.h"
+#include "core/cpu/moe.h"
 #include "core/fp16.h"
 #include "core/log.h"
+#include "core/thread_pool.h"
 #include "cuda/check.h"
 #include "cuda/executor.h"
 #include "cuda/memory.h"
@@ -188,11 +191,14 @@ class CudaBackend final : public core::Backend {
       core::fill_arena(model, *weights_.experts, weights_.arena.as<uint8_t>(), [&](uint64_t done, uint64_t total) {
         return !progress || progress(uploaded + done, uploaded + total);
       });
-      link_GBps_ = measure_h2d_GBps(device, weights_.arena.data(), std::min<size_t>(p.arena_bytes, size_t(64) << 20));
+      weights_.link_GBps = measure_h2d_GBps(device, weights_.arena.data(), std::min<size_t>(p.arena_bytes, size_t(64) << 20));
+      weights_.cpu_GBps = measure_cpu_GBps(model);
       core::log_info("cuda: layers {}..{}: {} experts resident, {} streamed from {} of pinned host memory ({:.1f} "
                      "GB/s measured) through a ring of {} slots per session",
                      plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(),
-                     core::format_gib(p.arena_bytes), link_GBps_, p.ring_slots);
+                     core::format_gib(p.arena_bytes), weights_.link_GBps, p.ring_slots);
+      core::log_info("cuda: decode computes streamed experts on {} CPU threads at {:.1f} GB/s of weights",
+                     model.n_threads(), weights_.cpu_GBps);
     }
     core::log_info("cuda: {} ({}), layers {}..{}: {:.2f} GiB of weights resident", info.name, device,
                    plan.first_layer, plan.end_layer() - 1, up.total() / 1073741824.0);
@@ -210,7 +216,7 @@ class CudaBackend final : public core::Backend {
     r.streamed = static_cast<int32_t>(p.streamed.size());
     r.streamed_bytes = p.streamed_bytes;
     r.ring_slots = p.ring_slots;
-    r.link_GBps = link_GBps_;
+    r.link_GBps = weights_.link_GBps;
     r.chunk = weights_.experts->chunk;
     return r;
   }
@@ -226,6 +232,35 @@ class CudaBackend final : public core::Backend {
   }
 
  private:
+  // The CPU's decode rate over streamed experts: one token through a few of
+  // them, read from the arena as decode reads them.
+  double measure_cpu_GBps(const core::Model& model) const {
+    const core::StageExperts& x = *weights_.experts;
+    const core::PlacementPlan& p = x.plan;
+    const core::ArenaPointers ptrs = core::arena_pointers(x, weights_.arena.as<uint8_t>());
+    core::ThreadPool pool(model.n_threads());
+    std::vector<float> in(static_cast<size_t>(model.config().n_embd), 0.5f), out(in.size());
+    const size_t n = std::min<size_t>(p.streamed.size(), 6);
+    uint64_t bytes = 0;
+    double seconds = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const core::ExpertRef& r = p.streamed[i];
+      const core::LayerWeights& l = model.weights().layers[plan_.first_layer + r.layer];
+      core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+      const size_t base = static_cast<size_t>(p.index(r.layer, 0));
+      w.gate.ptrs = &ptrs.gate[base];
+      w.up.ptrs = &ptrs.up[base];
+      w.down.ptrs = &ptrs.down[base];
+      const auto t0 = std::chrono::steady_clock::now();
+      core::cpu::expert_rows(w, r.expert, in.data(), 1, out.data(), &pool);
+      if (i > 0) {  // the first warms the pool and the caches
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        bytes += x.layouts[r.layer].bytes;
+      }
+    }
+    return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+  }
+
   // Copies through two pinned staging buffers so the memcpy from the mapping
   // overlaps the upload of the previous piece.
   void upload(const Uploader& up, const core::ProgressFn& progress) {
@@ -260,7 +295,6 @@ class CudaBackend final : public core::Backend {
   const core::Model& model_;
   int device_;
   core::StagePlan plan_;
-  double link_GBps_ = 0;
   DeviceBuffer storage_;
   DeviceWeights weights_;
 };

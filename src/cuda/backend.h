@@ -41,6 +41,8 @@ struct DeviceWeights {
   // pinned host arena the ring streams them from.
   std::unique_ptr<core::StageExperts> experts;
   HostBuffer arena;
+  double link_GBps = 0;  // pinned host-to-device copies, measured at load
+  double cpu_GBps = 0;   // expert weights the CPU computes through per second (decode rows), measured at load
 };
 
 // Uploads the weights of one stage (its layers; the embedding when it is the

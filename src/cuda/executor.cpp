@@ -6,9 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cpu/moe.h"
 #include "core/cpu/ops.h"
 #include "core/error.h"
 #include "core/session.h"
+#include "core/thread_pool.h"
 #include "cuda/attention.cuh"
 #include "cuda/check.h"
 #include "cuda/embed.cuh"
@@ -76,7 +78,7 @@ class CudaExecutor final : public core::Executor {
  public:
   CudaExecutor(const core::Model& model, const DeviceWeights& w, const core::StagePlan& plan, int device,
                const core::SessionOptions& o)
-      : c_(model.config()), w_(w), plan_(plan), device_(device), n_ctx_(o.n_ctx), chunk_(o.chunk_size),
+      : model_(model), c_(model.config()), w_(w), plan_(plan), device_(device), n_ctx_(o.n_ctx), chunk_(o.chunk_size),
         kv_type_(o.kv_type), stream_(device), timer_(device) {
     const int64_t T = chunk_, E = c_.n_embd, k = c_.n_expert_used;
     for (int32_t l = 0; l < plan_.n_layers; ++l) {
@@ -124,6 +126,13 @@ class CudaExecutor final : public core::Executor {
         for (int32_t e = 0; e < c_.n_expert; ++e) set_expert_ptrs(l, e, w_.layers[l].blobs[e]);
       copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), stream_.get());
       stream_.synchronize();
+      // Decode computes part of the streamed experts on the CPU, from the arena.
+      arena_ptrs_ = core::arena_pointers(*w_.experts, w_.arena.as<uint8_t>());
+      cpu_pool_ = std::make_unique<core::ThreadPool>(model.n_threads());
+      h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float));
+      h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
+      const double rates = w_.cpu_GBps + w_.link_GBps;
+      cpu_share_ = o.decode_cpu_share >= 0 ? o.decode_cpu_share : rates > 0 ? w_.cpu_GBps / rates : 0;
     }
   }
 
@@ -326,10 +335,12 @@ class CudaExecutor final : public core::Executor {
   }
 
   // The row table is a host plan (prefill/row_table): the router's choices come down (a sync), the table goes up.
-  prefill::RowTable host_table(const int32_t* ids, int64_t T) {
+  // With xn, its T rows come down too (into h_xn_; T <= kMaxVectorRows).
+  prefill::RowTable host_table(const int32_t* ids, int64_t T, const float* xn = nullptr) {
     const int k = c_.n_expert_used;
     int32_t* h_ids = h_ids_.as<int32_t>();
     copy_async(h_ids, ids, static_cast<size_t>(T) * k * sizeof(int32_t), stream_.get());
+    if (xn) copy_async(h_xn_.data(), xn, static_cast<size_t>(T) * c_.n_embd * sizeof(float), stream_.get());
     stream_.synchronize();
     return prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k), static_cast<int>(T), k, c_.n_expert);
   }
@@ -404,13 +415,22 @@ class CudaExecutor final : public core::Executor {
     const core::StageExperts& x = *w_.experts;
     const DeviceLayer& l = w_.layers[il];
     const int k = c_.n_expert_used;
-    const prefill::RowTable table = host_table(ids, T);
+    const bool hybrid = T <= kMaxVectorRows && cpu_share_ > 0;
+    const prefill::RowTable table = host_table(ids, T, hybrid ? xn : nullptr);
     int32_t begin = 0, end = 0;
+    std::vector<int32_t> on_cpu;
     if (mode_ == prefill::RingMode::StreamAll) {
       begin = schedule_.layer_begin[il];
       end = schedule_.layer_begin[il + 1];
     } else {
-      schedule_ = core::routed_schedule(x, il, table, next_slot_);
+      // Decode: the CPU takes the smallest groups (the list's tail) of the routed streamed experts.
+      std::vector<int32_t> routed = prefill::ring_layer_routed(table, x.streamed[il]);
+      if (hybrid) {
+        const auto n_cpu = static_cast<size_t>(std::lround(cpu_share_ * static_cast<double>(routed.size())));
+        on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
+        routed.resize(routed.size() - n_cpu);
+      }
+      schedule_ = core::routed_schedule(x, std::move(routed), next_slot_);
       next_slot_ = schedule_.next_slot;
       end = static_cast<int32_t>(schedule_.computes.size());
       for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(il, c);
@@ -476,6 +496,35 @@ class CudaExecutor final : public core::Executor {
       run(g);
       ring_->release_through(last, s);
     }
+    if (!on_cpu.empty()) cpu_experts(il, table, on_cpu);
+  }
+
+  // Decode rows of streamed experts computed on the host (overlapping the
+  // GPU's work on the others) and sent up into their rows of y_.
+  void cpu_experts(int32_t il, const prefill::RowTable& table, const std::vector<int32_t>& experts) {
+    const core::LayerWeights& l = model_.weights().layers[plan_.first_layer + il];
+    core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+    const size_t base = static_cast<size_t>(il) * c_.n_expert;
+    w.gate.ptrs = &arena_ptrs_.gate[base];
+    w.up.ptrs = &arena_ptrs_.up[base];
+    w.down.ptrs = &arena_ptrs_.down[base];
+    const int64_t E = c_.n_embd;
+    const float* xn = h_xn_.as<float>();
+    float* y = h_y_.as<float>();
+    std::vector<float> X, Y;
+    for (int32_t e : experts) {
+      const std::span<const int32_t> rows = table.group(e);
+      const auto n = static_cast<int64_t>(rows.size());
+      X.resize(static_cast<size_t>(n * E));
+      Y.resize(X.size());
+      for (int64_t j = 0; j < n; ++j) std::copy_n(xn + rows[j] / c_.n_expert_used * E, E, &X[j * E]);
+      core::cpu::expert_rows(w, e, X.data(), n, Y.data(), cpu_pool_.get());
+      for (int64_t j = 0; j < n; ++j) {
+        float* row = y + static_cast<int64_t>(rows[j]) * E;
+        std::copy_n(&Y[j * E], E, row);
+        copy_async(y_.as<float>() + static_cast<int64_t>(rows[j]) * E, row, E * sizeof(float), stream_.get());
+      }
+    }
   }
 
   static WeightSet weights_of(const DeviceTensor& t) {
@@ -488,6 +537,7 @@ class CudaExecutor final : public core::Executor {
     return w;
   }
 
+  const core::Model& model_;
   const core::ModelConfig& c_;
   const DeviceWeights& w_;
   const core::StagePlan plan_;
@@ -510,6 +560,11 @@ class CudaExecutor final : public core::Executor {
   int32_t next_slot_ = 0;
   HostBuffer h_ptrs_;
   DeviceBuffer d_ptrs_;
+  // Decode's CPU share of the streamed experts.
+  double cpu_share_ = 0;
+  core::ArenaPointers arena_ptrs_;
+  std::unique_ptr<core::ThreadPool> cpu_pool_;
+  HostBuffer h_xn_, h_y_;
 };
 
 }  // namespace

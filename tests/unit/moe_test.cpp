@@ -212,3 +212,21 @@ TEST_CASE("moe: shape and table checks") {
   const int32_t bad_ids[] = {0, 7};
   CHECK_THROWS_AS(moe_forward_token(w, x.data(), bad_ids, wts.data(), 2, y.data(), nullptr), Error);
 }
+
+TEST_CASE("expert_rows equals expert_ffn row by row, bit for bit, on any thread count") {
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  const int64_t n_embd = 256, n_ff = 512;
+  ThreadPool pool(3);
+  for (const TypeSet& ts : kTypeSets) {
+    const Experts ex(rng, ts.g, ts.u, ts.d, n_embd, n_ff, 2);
+    const MoeWeights w = ex.weights();
+    const int64_t rows = 5;
+    const auto X = rng.vec(rows * n_embd, 1.5f);
+    std::vector<float> got(rows * n_embd), want(rows * n_embd);
+    poison(got);
+    expert_rows(w, 1, X.data(), rows, got.data(), &pool);
+    for (int64_t r = 0; r < rows; ++r) expert_ffn(w, 1, &X[r * n_embd], &want[r * n_embd]);
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  }
+}

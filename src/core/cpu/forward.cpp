@@ -257,7 +257,7 @@ class CpuExecutor final : public Executor {
       begin = schedule_.layer_begin[li];
       end = schedule_.layer_begin[li + 1];
     } else {
-      start_ring(routed_schedule(x, li, table, next_slot_), li);
+      start_ring(routed_schedule(x, prefill::ring_layer_routed(table, x.streamed[li]), next_slot_), li);
       end = static_cast<int32_t>(schedule_.computes.size());
     }
     const double wait0 = ring_->wait_ms();

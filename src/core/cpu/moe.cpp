@@ -84,6 +84,16 @@ void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float
   ffn_prepared(w, expert, xg.row(0), xu.row(0), s, y, h_out);
 }
 
+void expert_rows(const MoeWeights& w, int expert, const float* X, int64_t n_rows, float* Y, ThreadPool* pool) {
+  check_expert(w, expert);
+  if (n_rows <= 0) return;
+  std::vector<float> g(static_cast<size_t>(n_rows * w.n_ff)), u(g.size());
+  matmul_q(w.gate.type, w.gate.expert(expert), w.n_embd, w.n_ff, X, n_rows, g.data(), pool);
+  matmul_q(w.up.type, w.up.expert(expert), w.n_embd, w.n_ff, X, n_rows, u.data(), pool);
+  for (int64_t r = 0; r < n_rows; ++r) swiglu(&g[r * w.n_ff], &u[r * w.n_ff], &g[r * w.n_ff], w.n_ff);
+  matmul_q(w.down.type, w.down.expert(expert), w.n_ff, w.n_embd, g.data(), n_rows, Y, pool);
+}
+
 struct MoeChunk::Impl {
   const prefill::RowTable& table;
   ThreadPool* pool;

@@ -70,6 +70,12 @@ struct MoeWeights {
 // down_e · h (n_embd floats). If h_out is not null it receives h (for tests).
 void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float* h_out = nullptr);
 
+// expert_ffn for n_rows rows at once, parallel over each matrix's output rows
+// (for a few rows of big experts, where moe_forward's parallelism over rows
+// would leave threads idle): Y[r] = expert_ffn(w, expert, X[r]), bit for bit.
+// X and Y are [n_rows][n_embd].
+void expert_rows(const MoeWeights& w, int expert, const float* X, int64_t n_rows, float* Y, ThreadPool* pool);
+
 // The MoE step of a chunk in parts, for a caller whose experts arrive one
 // after another (the ring): the activations are prepared once, run() computes
 // the rows of the experts named, reading their matrices from `w` as it is at
