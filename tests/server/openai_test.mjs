@@ -15,42 +15,47 @@ const REQUEST_MS = 60_000;  // any single request
 const TEST_MS = 480_000;    // the whole test (ctest's TIMEOUT is above it)
 
 const watchdog = setTimeout(() => fail(new Error(`the test ran past ${TEST_MS / 1000} s`)), TEST_MS);
-let server;
+const servers = new Set();  // running strata-server processes, killed if the test fails
 let failed = false;
 
 function fail(err) {
   if (failed) return;
   failed = true;
   console.error('FAIL:', err?.stack ?? err);
-  server?.kill('SIGKILL');
+  for (const s of servers) s.kill('SIGKILL');
   process.exit(1);
 }
 
 function log(...args) { console.log('server_test:', ...args); }
 
-// Starts strata-server on a free port; resolves with the port once it listens.
-function startServer() {
-  const args = ['-m', modelPath, '--port', '0', '--slots', '2', '--queue', '64', '-c', String(CTX), '--devices', 'cpu',
-                '--api-key', KEY, '--name', NAME, '--max-body', String(MAX_BODY)];
-  server = spawn(serverBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+// Starts strata-server on a free port; resolves with { proc, base } once it listens.
+function startServer({ slots = 2, queue = 64 } = {}) {
+  const args = ['-m', modelPath, '--port', '0', '--slots', String(slots), '--queue', String(queue), '-c', String(CTX),
+                '--devices', 'cpu', '--api-key', KEY, '--name', NAME, '--max-body', String(MAX_BODY)];
+  const proc = spawn(serverBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  servers.add(proc);
   let stderr = '';
-  server.stderr.on('data', (d) => { stderr += d; if (stderr.length > 1e6) stderr = stderr.slice(-1e5); });
-  server.on('exit', (code, sig) => { if (!server.stopping) fail(new Error(`server exited (${code ?? sig}):\n${stderr.slice(-4000)}`)); });
+  proc.stderr.on('data', (d) => { stderr += d; if (stderr.length > 1e6) stderr = stderr.slice(-1e5); });
+  proc.on('exit', (code, sig) => {
+    servers.delete(proc);
+    if (!proc.stopping) fail(new Error(`server exited (${code ?? sig}):\n${stderr.slice(-4000)}`));
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the server did not listen within 60 s')), 60_000);
     let out = '';
-    server.stdout.on('data', (d) => {
+    proc.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+      if (m) { clearTimeout(timer); resolve({ proc, base: `http://127.0.0.1:${m[1]}` }); }
     });
   });
 }
 
-async function stopServer() {
-  server.stopping = true;
-  const exited = new Promise((resolve) => server.once('exit', (code, sig) => resolve({ code, sig })));
-  server.kill('SIGTERM');
+// SIGTERM; the server must exit with 0 within 15 s.
+async function stopServer(proc) {
+  proc.stopping = true;
+  const exited = new Promise((resolve) => proc.once('exit', (code, sig) => resolve({ code, sig })));
+  proc.kill('SIGTERM');
   const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
   const r = await Promise.race([exited, timeout]);
   assert.ok(r, 'the server did not exit within 15 s of SIGTERM');
@@ -317,9 +322,32 @@ async function testLoad(base, client) {
       `${(32 / seconds).toFixed(1)} req/s, ${(32 * n / seconds).toFixed(1)} generated tok/s; every answer complete and equal to its reference`);
 }
 
+// One slot, a queue of one: a third request gets 503; SIGTERM then ends the running and the queued
+// streamed requests with an error event, and the server exits 0.
+async function testQueueAndShutdown() {
+  const { proc, base } = await startServer({ slots: 1, queue: 1 });
+  const client = new OpenAI({ baseURL: base + '/v1', apiKey: KEY, timeout: REQUEST_MS, maxRetries: 0 });
+  const long = (content) => client.chat.completions.create({ model: NAME, messages: [{ role: 'user', content }],
+                                                             max_tokens: 400, stream: true });
+  const drain = async (stream) => { for await (const c of stream) void c; };
+  const running = drain(await long('first'));
+  await waitFor('the first request to run', async () => (await health(base)).slots_busy === 1);
+  const queued = drain(await long('second'));
+  await waitFor('the second request to queue', async () => (await health(base)).queued === 1);
+  const third = await raw(base, '/v1/chat/completions', { body: JSON.stringify({ messages: [{ role: 'user', content: 'third' }] }) });
+  assertErrorBody(third, 503, null, 'server_busy');
+  const stopped = stopServer(proc);
+  const ends = await Promise.allSettled([running, queued]);
+  for (const e of ends) {
+    assert.equal(e.status, 'rejected', 'a stream cut by the shutdown ends with an error');
+    assert.ok(e.reason instanceof OpenAI.APIError && /shutting down/.test(e.reason.message), String(e.reason));
+  }
+  await stopped;
+  log('queue full: 503; SIGTERM ended the running and the queued stream with an error event and exited 0');
+}
+
 async function main() {
-  const port = await startServer();
-  const base = `http://127.0.0.1:${port}`;
+  const { proc, base } = await startServer();
   const client = new OpenAI({ baseURL: base + '/v1', apiKey: KEY, timeout: REQUEST_MS, maxRetries: 0 });
   const models = await client.models.list();
   assert.deepEqual(models.data.map((m) => m.id), [NAME]);
@@ -331,7 +359,8 @@ async function main() {
   await testErrors(base, client);
   await testDisconnect(base, client);
   await testLoad(base, client);
-  await stopServer();
+  await stopServer(proc);
+  await testQueueAndShutdown();
   clearTimeout(watchdog);
   log('all passed');
 }
