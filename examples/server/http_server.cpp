@@ -69,20 +69,26 @@ struct HttpServer::Impl {
   const int64_t created = unix_now();
   httplib::Server http;
 
+  using Handler = void (Impl::*)(const httplib::Request&, httplib::Response&);
+
   void routes();
   // Wraps a handler: the API key first, then ApiError and any other exception
   // become an error response; nothing a client sends ends the process.
-  httplib::Server::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler,
-                                   bool needs_key);
+  httplib::Server::Handler guarded(Handler handler, bool needs_key);
+  void health(const httplib::Request& req, httplib::Response& res);
+  void models(const httplib::Request& req, httplib::Response& res);
+  void model_by_id(const httplib::Request& req, httplib::Response& res);
+  void chat(const httplib::Request& req, httplib::Response& res) { generate(req, res, Endpoint::Chat); }
+  void completion(const httplib::Request& req, httplib::Response& res) { generate(req, res, Endpoint::Completion); }
+  httplib::Server::HandlerResponse on_http_error(const httplib::Request& req, httplib::Response& res);
   void generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
   Generation generation_of(const Request& r) const;
   void stream(httplib::Response& res, std::shared_ptr<Delivery> d);
   void respond_whole(httplib::Response& res, std::shared_ptr<Delivery> d);
 };
 
-httplib::Server::Handler HttpServer::Impl::guarded(
-    std::function<void(const httplib::Request&, httplib::Response&)> handler, bool needs_key) {
-  return [this, handler = std::move(handler), needs_key](const httplib::Request& req, httplib::Response& res) {
+httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_key) {
+  return [this, handler, needs_key](const httplib::Request& req, httplib::Response& res) {
     try {
       if (needs_key && !options.api_key.empty()) {
         const std::string auth = req.get_header_value("Authorization");
@@ -94,7 +100,7 @@ httplib::Server::Handler HttpServer::Impl::guarded(
                          "invalid_api_key");
         }
       }
-      handler(req, res);
+      (this->*handler)(req, res);
     } catch (const ApiError& e) {
       reply_error(res, e);
     } catch (const std::exception& e) {
@@ -104,66 +110,64 @@ httplib::Server::Handler HttpServer::Impl::guarded(
   };
 }
 
-void HttpServer::Impl::routes() {
-  http.Get("/health", guarded(
-                          [this](const httplib::Request&, httplib::Response& res) {
-                            const PoolStatus s = pool.status();
-                            reply_json(res, {{"status", "ok"},
-                                             {"model", options.model_name},
-                                             {"slots", s.slots},
-                                             {"slots_busy", s.busy},
-                                             {"queued", s.queued},
-                                             {"completed", s.completed},
-                                             {"cancelled", s.cancelled},
-                                             {"failed", s.failed}});
-                          },
-                          false));
-  http.Get("/v1/models", guarded(
-                             [this](const httplib::Request&, httplib::Response& res) {
-                               reply_json(res, model_list(options.model_name, created));
-                             },
-                             true));
-  http.Get("/v1/models/(.+)", guarded(
-                                  [this](const httplib::Request& req, httplib::Response& res) {
-                                    const std::string name = req.matches[1];
-                                    if (name != options.model_name)
-                                      throw ApiError(404, "invalid_request_error",
-                                                     fmt::format("The model '{}' does not exist.", name), "model",
-                                                     "model_not_found");
-                                    reply_json(res, model_object(options.model_name, created));
-                                  },
-                                  true));
-  http.Post("/v1/chat/completions",
-            guarded([this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Endpoint::Chat); },
-                    true));
-  http.Post("/v1/completions", guarded([this](const httplib::Request& req,
-                                              httplib::Response& res) { generate(req, res, Endpoint::Completion); },
-                                       true));
+void HttpServer::Impl::health(const httplib::Request&, httplib::Response& res) {
+  const PoolStatus s = pool.status();
+  reply_json(res, {{"status", "ok"},
+                   {"model", options.model_name},
+                   {"slots", s.slots},
+                   {"slots_busy", s.busy},
+                   {"queued", s.queued},
+                   {"completed", s.completed},
+                   {"cancelled", s.cancelled},
+                   {"failed", s.failed}});
+}
 
-  // Statuses httplib sets itself (404 no route, 413 body too large, 400
-  // unreadable request) get an OpenAI-style body too.
-  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                      httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string message = fmt::format("HTTP error {}", res.status), code;
-    if (res.status == 404) {
-      message = fmt::format("Unknown request URL: {} {}.", req.method, req.path);
-      code = "unknown_url";
-    } else if (res.status == 413) {
-      // httplib parses form bodies itself and caps them at 8 KiB (curl -d sends one without -H).
-      const bool form = req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded");
-      message = form ? "A body sent as application/x-www-form-urlencoded is limited to 8192 bytes; send "
-                       "'Content-Type: application/json'."
-                     : fmt::format("The request body is larger than this server's limit of {} bytes.",
-                                   options.max_body_bytes);
-      code = "request_too_large";
-    }
-    reply_error(res, ApiError(res.status, "invalid_request_error", message, "", code));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+void HttpServer::Impl::models(const httplib::Request&, httplib::Response& res) {
+  reply_json(res, model_list(options.model_name, created));
+}
+
+void HttpServer::Impl::model_by_id(const httplib::Request& req, httplib::Response& res) {
+  const std::string name = req.matches[1];
+  if (name != options.model_name)
+    throw ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist.", name), "model",
+                   "model_not_found");
+  reply_json(res, model_object(options.model_name, created));
+}
+
+void HttpServer::Impl::routes() {
+  http.Get("/health", guarded(&Impl::health, false));
+  http.Get("/v1/models", guarded(&Impl::models, true));
+  http.Get("/v1/models/(.+)", guarded(&Impl::model_by_id, true));
+  http.Post("/v1/chat/completions", guarded(&Impl::chat, true));
+  http.Post("/v1/completions", guarded(&Impl::completion, true));
+
+  http.set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& req, httplib::Response& res) { return on_http_error(req, res); }));
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     reply_error(res, ApiError(500, "server_error", "The server failed while reading the request."));
   });
+}
+
+// Statuses httplib sets itself (404 no route, 413 body too large, 400
+// unreadable request) get an OpenAI-style body too; ours already have one.
+httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::Request& req,
+                                                                 httplib::Response& res) {
+  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  std::string message = fmt::format("HTTP error {}", res.status), code;
+  if (res.status == 404) {
+    message = fmt::format("Unknown request URL: {} {}.", req.method, req.path);
+    code = "unknown_url";
+  } else if (res.status == 413) {
+    // httplib parses form bodies itself and caps them at 8 KiB (curl -d sends one without -H).
+    const bool form = req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded");
+    message = form ? "A body sent as application/x-www-form-urlencoded is limited to 8192 bytes; send "
+                     "'Content-Type: application/json'."
+                   : fmt::format("The request body is larger than this server's limit of {} bytes.",
+                                 options.max_body_bytes);
+    code = "request_too_large";
+  }
+  reply_error(res, ApiError(res.status, "invalid_request_error", message, "", code));
+  return httplib::Server::HandlerResponse::Handled;
 }
 
 Generation HttpServer::Impl::generation_of(const Request& r) const {
@@ -201,8 +205,10 @@ void HttpServer::Impl::generate(const httplib::Request& req, httplib::Response& 
                    fmt::format("The model '{}' does not exist; this server serves '{}'.", r.model, options.model_name),
                    "model", "model_not_found");
   auto d = std::make_shared<Delivery>();
-  d->job = std::make_shared<Job>(generation_of(r));
   d->reply = {endpoint, new_id(endpoint), options.model_name, unix_now()};
+  Generation g = generation_of(r);
+  g.id = d->reply.id;
+  d->job = std::make_shared<Job>(std::move(g));
   d->include_usage = r.include_usage;
   switch (pool.submit(d->job)) {
     case SlotPool::Admit::Queued: break;

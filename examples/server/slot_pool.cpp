@@ -1,6 +1,8 @@
 // A fixed number of session slots, each a worker thread owning a strata::Session, fed from one queue.
 #include "slot_pool.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -122,7 +124,9 @@ void SlotPool::work(Slot& slot) {
       queue_.pop_front();
     }
     Job& job = *slot.job;
+    const auto t0 = std::chrono::steady_clock::now();
     Outcome outcome = generate(job, *slot.session);
+    log(job.generation().id, outcome, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     {
       std::lock_guard lock(mutex_);
       // A job cancelled by stop() ends as an error: its client is still there.
@@ -144,6 +148,12 @@ void SlotPool::count(const Outcome& outcome) {
     case Finish::Cancelled: ++cancelled_; break;
     case Finish::Error: ++failed_; break;
   }
+}
+
+void SlotPool::log(const std::string& id, const Outcome& o, double seconds) {
+  static constexpr const char* kFinish[] = {"stop", "length", "cancelled", "failed"};
+  fmt::print(stderr, "strata-server: {}: {} prompt + {} completion tokens, {} in {:.2f} s{}{}\n", id, o.prompt_tokens,
+             o.completion_tokens, kFinish[static_cast<int>(o.finish)], seconds, o.error.empty() ? "" : ": ", o.error);
 }
 
 // The generate loop of the strata CLI, with the text turned into client text

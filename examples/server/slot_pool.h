@@ -18,6 +18,7 @@ namespace server {
 
 // What one request asks of the engine.
 struct Generation {
+  std::string id;  // the request's id, for the log
   std::vector<int32_t> prompt;
   int32_t max_tokens = -1;  // -1: until the context is full
   strata::SamplerParams sampling;
@@ -103,6 +104,7 @@ class SlotPool {
   void work(Slot& slot);
   Outcome generate(Job& job, strata::Session& session);
   void count(const Outcome& outcome);
+  static void log(const std::string& id, const Outcome& outcome, double seconds);
 
   const strata::Model model_;
   const int32_t n_ctx_;
