@@ -154,7 +154,9 @@ httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::
                                                                  httplib::Response& res) {
   if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
   std::string message = fmt::format("HTTP error {}", res.status), code;
-  if (res.status == 404) {
+  if (res.status == 400) {
+    message = "The HTTP request could not be read (a POST needs a body with a Content-Length or chunked encoding).";
+  } else if (res.status == 404) {
     message = fmt::format("Unknown request URL: {} {}.", req.method, req.path);
     code = "unknown_url";
   } else if (res.status == 413) {

@@ -35,9 +35,8 @@ ApiError bad_value(const std::string& name, const std::string& why) {
   return invalid_request(fmt::format("Invalid value for '{}': {}.", name, why), name, "invalid_value");
 }
 
-ApiError unsupported(const std::string& name, const std::string& why) {
-  return invalid_request(fmt::format("'{}' is not supported by this server: {}.", name, why), name,
-                         "unsupported_parameter");
+ApiError unsupported(const std::string& name, const std::string& message) {
+  return invalid_request(message, name, "unsupported_parameter");
 }
 
 // A field of an object; nullptr when it is absent or null (clients send null for "not set").
@@ -92,7 +91,7 @@ std::string message_content(const Json& message, const std::string& name) {
     if (!part.is_object()) throw wrong_type(part_name, "an object", part);
     const Json* type = field(part, "type");
     if (!type || !type->is_string() || type->get<std::string>() != "text")
-      throw unsupported(part_name + ".type", "only text content parts are");
+      throw unsupported(part_name + ".type", "Only text content parts are supported.");
     const Json* t = field(part, "text");
     if (!t) throw invalid_request(fmt::format("Missing required parameter: '{}.text'.", part_name),
                                   part_name + ".text", "missing_required_parameter");
@@ -155,7 +154,7 @@ void read_prompt(const Json& body, Request& r) {
     r.prompt_tokens = token_ids(*prompt, "prompt");
     return;
   }
-  if (prompt->size() != 1) throw unsupported("prompt", "a batch of prompts is not, send one prompt per request");
+  if (prompt->size() != 1) throw unsupported("prompt", "A batch of prompts is not supported: send one prompt per request.");
   if (first.is_string()) r.prompt_text = first.get<std::string>();
   else if (first.is_array()) r.prompt_tokens = token_ids(first, "prompt[0]");
   else throw wrong_type("prompt[0]", "a string or an array of token ids", first);
@@ -181,13 +180,13 @@ void read_stop(const Json& body, Request& r) {
 // so that a client never reads an answer to a question it did not ask.
 void refuse_unsupported(const Json& body, Endpoint endpoint) {
   if (const auto n = get_int(body, "n", 1, std::numeric_limits<int32_t>::max()); n && *n != 1)
-    throw unsupported("n", "one choice per request is");
+    throw unsupported("n", "Only n=1 is supported: one choice per request.");
   if (const Json* lp = field(body, "logprobs"); lp && *lp != false && *lp != 0)
-    throw unsupported("logprobs", "log-probabilities are not returned");
+    throw unsupported("logprobs", "'logprobs' is not supported: this server returns no log-probabilities.");
   if (const Json* tools = field(body, "tools"); tools && !(tools->is_array() && tools->empty()))
-    throw unsupported("tools", "tool calls are not");
+    throw unsupported("tools", "'tools' is not supported: this server makes no tool calls.");
   if (endpoint == Endpoint::Completion && get_bool(body, "echo").value_or(false))
-    throw unsupported("echo", "the prompt is not repeated in the answer");
+    throw unsupported("echo", "'echo' is not supported: the answer does not repeat the prompt.");
 }
 
 void read_sampling(const Json& body, Endpoint endpoint, Request& r) {
