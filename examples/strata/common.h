@@ -1,4 +1,4 @@
-// Shared pieces of the strata CLI: engine options, size parsing, progress bar.
+// Shared pieces of the strata CLI (engine options, size parsing, progress bar), also used by strata-server.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -7,8 +7,9 @@
 # installed, or when the command is on PATH (a cmake or node from elsewhere).
 STRATA_DEPS=(build-essential:g++ cmake:cmake pkg-config:pkg-config libfmt-dev libcli11-dev catch2
              zlib1g-dev clang:clang libclang-rt-dev)
-# Without these, the tests that need them skip.
-STRATA_DEPS_OPTIONAL=(nodejs:node npm:npm)
+# Without these, the tests that need them skip (and without cpp-httplib or
+# nlohmann-json, strata-server is not built).
+STRATA_DEPS_OPTIONAL=(nodejs:node npm:npm libcpp-httplib-dev nlohmann-json3-dev python3:python3)
 
 _deps_updated=
 

@@ -1,0 +1,314 @@
+// The HTTP side of strata-server: routes, the API key, request limits, streaming to clients.
+#include "http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "openai.h"
+
+namespace server {
+namespace {
+
+// How often a request waiting for its job checks that its client is still there.
+constexpr std::chrono::milliseconds kPoll{100};
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t random64() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
+
+std::string new_id(Endpoint endpoint) {
+  return fmt::format("{}-{:016x}{:08x}", endpoint == Endpoint::Chat ? "chatcmpl" : "cmpl", random64(),
+                     static_cast<uint32_t>(random64()));
+}
+
+void reply_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(to_text(error_body(e)), "application/json");
+}
+
+void reply_json(httplib::Response& res, const Json& doc) { res.set_content(to_text(doc), "application/json"); }
+
+std::string event(const Json& doc) { return "data: " + to_text(doc) + "\n\n"; }
+
+// Compares without stopping at the first difference, so the time taken does
+// not tell how much of a guessed key was right (its length is no secret).
+bool same_secret(std::string_view given, std::string_view key) {
+  if (given.size() != key.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < key.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ key[i]);
+  return diff == 0;
+}
+
+// A generation's state across the content provider's calls.
+struct Delivery {
+  std::shared_ptr<Job> job;
+  Reply reply;
+  bool include_usage = false;
+  bool started = false;
+  std::string text;  // non-streamed: the whole text so far
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(const strata::Model& m, SlotPool& p, HttpOptions o) : model(m), pool(p), options(std::move(o)) {}
+
+  const strata::Model& model;
+  SlotPool& pool;
+  const HttpOptions options;
+  const int64_t created = unix_now();
+  httplib::Server http;
+
+  using Handler = void (Impl::*)(const httplib::Request&, httplib::Response&);
+
+  void routes();
+  // Wraps a handler: the API key first, then ApiError and any other exception
+  // become an error response; nothing a client sends ends the process.
+  httplib::Server::Handler guarded(Handler handler, bool needs_key);
+  void health(const httplib::Request& req, httplib::Response& res);
+  void models(const httplib::Request& req, httplib::Response& res);
+  void model_by_id(const httplib::Request& req, httplib::Response& res);
+  void chat(const httplib::Request& req, httplib::Response& res) { generate(req, res, Endpoint::Chat); }
+  void completion(const httplib::Request& req, httplib::Response& res) { generate(req, res, Endpoint::Completion); }
+  httplib::Server::HandlerResponse on_http_error(const httplib::Request& req, httplib::Response& res);
+  void generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  Generation generation_of(const Request& r) const;
+  void stream(httplib::Response& res, std::shared_ptr<Delivery> d);
+  void respond_whole(httplib::Response& res, std::shared_ptr<Delivery> d);
+};
+
+httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_key) {
+  return [this, handler, needs_key](const httplib::Request& req, httplib::Response& res) {
+    try {
+      if (needs_key && !options.api_key.empty()) {
+        const std::string auth = req.get_header_value("Authorization");
+        const std::string_view bearer = "Bearer ";
+        if (!auth.starts_with(bearer) || !same_secret(std::string_view(auth).substr(bearer.size()), options.api_key)) {
+          res.set_header("WWW-Authenticate", "Bearer");
+          throw ApiError(401, "invalid_request_error",
+                         "Incorrect or missing API key: send the header 'Authorization: Bearer <key>'.", "",
+                         "invalid_api_key");
+        }
+      }
+      (this->*handler)(req, res);
+    } catch (const ApiError& e) {
+      reply_error(res, e);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "strata-server: {} {}: {}\n", req.method, req.path, e.what());
+      reply_error(res, ApiError(500, "server_error", fmt::format("The server failed: {}", e.what())));
+    }
+  };
+}
+
+void HttpServer::Impl::health(const httplib::Request&, httplib::Response& res) {
+  const PoolStatus s = pool.status();
+  reply_json(res, {{"status", "ok"},
+                   {"model", options.model_name},
+                   {"slots", s.slots},
+                   {"slots_busy", s.busy},
+                   {"queued", s.queued},
+                   {"completed", s.completed},
+                   {"cancelled", s.cancelled},
+                   {"failed", s.failed}});
+}
+
+void HttpServer::Impl::models(const httplib::Request&, httplib::Response& res) {
+  reply_json(res, model_list(options.model_name, created));
+}
+
+void HttpServer::Impl::model_by_id(const httplib::Request& req, httplib::Response& res) {
+  const std::string name = req.matches[1];
+  if (name != options.model_name)
+    throw ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist.", name), "model",
+                   "model_not_found");
+  reply_json(res, model_object(options.model_name, created));
+}
+
+void HttpServer::Impl::routes() {
+  http.Get("/health", guarded(&Impl::health, false));
+  http.Get("/v1/models", guarded(&Impl::models, true));
+  http.Get("/v1/models/(.+)", guarded(&Impl::model_by_id, true));
+  http.Post("/v1/chat/completions", guarded(&Impl::chat, true));
+  http.Post("/v1/completions", guarded(&Impl::completion, true));
+
+  http.set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& req, httplib::Response& res) { return on_http_error(req, res); }));
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    reply_error(res, ApiError(500, "server_error", "The server failed while reading the request."));
+  });
+}
+
+// Statuses httplib sets itself (404 no route, 413 body too large, 400
+// unreadable request) get an OpenAI-style body too; ours already have one.
+httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::Request& req,
+                                                                 httplib::Response& res) {
+  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  std::string message = fmt::format("HTTP error {}", res.status), code;
+  if (res.status == 400) {
+    message = "The HTTP request could not be read (a POST needs a body with a Content-Length or chunked encoding).";
+  } else if (res.status == 404) {
+    message = fmt::format("Unknown request URL: {} {}.", req.method, req.path);
+    code = "unknown_url";
+  } else if (res.status == 413) {
+    // httplib parses form bodies itself and caps them at 8 KiB (curl -d sends one without -H).
+    const bool form = req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded");
+    message = form ? "A body sent as application/x-www-form-urlencoded is limited to 8192 bytes; send "
+                     "'Content-Type: application/json'."
+                   : fmt::format("The request body is larger than this server's limit of {} bytes.",
+                                 options.max_body_bytes);
+    code = "request_too_large";
+  }
+  reply_error(res, ApiError(res.status, "invalid_request_error", message, "", code));
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+Generation HttpServer::Impl::generation_of(const Request& r) const {
+  Generation g;
+  const char* prompt_param = r.endpoint == Endpoint::Chat ? "messages" : "prompt";
+  if (r.prompt_tokens.empty()) {
+    g.prompt = model.tokenize(r.prompt_text, r.prompt_special);
+  } else {
+    const int32_t n_vocab = model.info().n_vocab;
+    for (size_t i = 0; i < r.prompt_tokens.size(); ++i)
+      if (r.prompt_tokens[i] >= n_vocab)
+        throw invalid_request(fmt::format("Token id {} at prompt position {} is outside the vocabulary of {} tokens.",
+                                          r.prompt_tokens[i], i, n_vocab),
+                              "prompt", "invalid_value");
+    g.prompt = r.prompt_tokens;
+  }
+  if (g.prompt.empty()) throw invalid_request("The prompt is empty.", prompt_param, "invalid_value");
+  if (static_cast<int64_t>(g.prompt.size()) > pool.n_ctx())
+    throw invalid_request(fmt::format("This model's maximum context length is {} tokens. However, your {} resulted in {} "
+                                      "tokens. Please reduce the length of the {}.",
+                                      pool.n_ctx(), prompt_param, g.prompt.size(), prompt_param),
+                          prompt_param, "context_length_exceeded");
+  g.max_tokens = r.max_tokens > 0 ? r.max_tokens : options.max_tokens_default;
+  g.sampling.temperature = r.temperature;
+  g.sampling.top_p = r.top_p;
+  g.sampling.seed = r.seed ? *r.seed : random64();
+  g.stop = r.stop;
+  return g;
+}
+
+void HttpServer::Impl::generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+  const Request r = parse_request(endpoint, req.body);
+  if (!r.model.empty() && r.model != options.model_name)
+    throw ApiError(404, "invalid_request_error",
+                   fmt::format("The model '{}' does not exist; this server serves '{}'.", r.model, options.model_name),
+                   "model", "model_not_found");
+  auto d = std::make_shared<Delivery>();
+  d->reply = {endpoint, new_id(endpoint), options.model_name, unix_now()};
+  Generation g = generation_of(r);
+  g.id = d->reply.id;
+  d->job = std::make_shared<Job>(std::move(g));
+  d->include_usage = r.include_usage;
+  switch (pool.submit(d->job)) {
+    case SlotPool::Admit::Queued: break;
+    case SlotPool::Admit::Full:
+      throw ApiError(503, "server_error", "Every slot is busy and the queue is full; retry later.", "", "server_busy");
+    case SlotPool::Admit::Stopping:
+      throw ApiError(503, "server_error", "The server is shutting down.", "", "server_shutting_down");
+  }
+  if (r.stream) stream(res, std::move(d));
+  else respond_whole(res, std::move(d));
+}
+
+// Server-sent events: the chat's role chunk at once, then each piece of text
+// as it is generated, the finish chunk, the usage chunk when asked, [DONE].
+// A client gone (the socket closed, or a write fails) cancels the job.
+void HttpServer::Impl::stream(httplib::Response& res, std::shared_ptr<Delivery> d) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [d](size_t, httplib::DataSink& sink) {
+        std::string text;
+        const bool ended = d->job->wait(text, kPoll);
+        if (!sink.is_writable()) {
+          d->job->cancel();
+          return false;
+        }
+        std::string out;
+        if (!d->started && d->reply.endpoint == Endpoint::Chat) out += event(chunk(d->reply, "", true, nullptr));
+        d->started = true;
+        if (!text.empty()) out += event(chunk(d->reply, text, false, nullptr));
+        if (ended) {
+          const Outcome& o = d->job->outcome();
+          if (o.finish == Finish::Error || o.finish == Finish::Cancelled) {
+            out += event(error_body(ApiError(500, "server_error", "The generation failed: " + o.error)));
+          } else {
+            out += event(chunk(d->reply, "", false, &o));
+            if (d->include_usage) out += event(usage_chunk(d->reply, o));
+            out += "data: [DONE]\n\n";
+          }
+        }
+        if (!out.empty() && !sink.write(out.data(), out.size())) {
+          d->job->cancel();
+          return false;
+        }
+        if (ended) sink.done();
+        return true;
+      },
+      [d](bool) { d->job->cancel(); });  // however the response ended, its job stops
+}
+
+// One JSON document once the job has ended. The body goes through a content
+// provider only so that a client that leaves cancels its job; the status (200)
+// is sent before the generation ends, so a job that fails then (the engine, a
+// shutdown) closes the connection with the response unfinished.
+void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Delivery> d) {
+  res.set_chunked_content_provider(
+      "application/json",
+      [d](size_t, httplib::DataSink& sink) {
+        const bool ended = d->job->wait(d->text, kPoll);
+        if (!sink.is_writable()) {
+          d->job->cancel();
+          return false;
+        }
+        if (!ended) return true;
+        const Outcome& o = d->job->outcome();
+        if (o.finish == Finish::Error || o.finish == Finish::Cancelled) {
+          fmt::print(stderr, "strata-server: {} failed: {}\n", d->reply.id, o.error);
+          return false;
+        }
+        const std::string body = to_text(full_response(d->reply, d->text, o));
+        if (!sink.write(body.data(), body.size())) return false;
+        sink.done();
+        return true;
+      },
+      [d](bool) { d->job->cancel(); });
+}
+
+HttpServer::HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions options)
+    : impl_(std::make_unique<Impl>(model, pool, std::move(options))) {
+  impl_->http.set_payload_max_length(impl_->options.max_body_bytes);
+  const int threads = std::max(2, impl_->options.http_threads);
+  // httplib takes ownership of the queue it is handed (and deletes it).
+  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  impl_->http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    fmt::print(stderr, "strata-server: {} {} {}\n", req.method, req.path, res.status);
+  });
+  impl_->routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind(const std::string& host, int port) {
+  if (port == 0) return impl_->http.bind_to_any_port(host);
+  return impl_->http.bind_to_port(host, port) ? port : -1;
+}
+
+bool HttpServer::run() { return impl_->http.listen_after_bind(); }
+
+void HttpServer::stop() { impl_->http.stop(); }
+
+}  // namespace server

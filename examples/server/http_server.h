@@ -1,0 +1,45 @@
+// The HTTP side of strata-server: routes, the API key, request limits, streaming to clients.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "slot_pool.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace server {
+
+struct HttpOptions {
+  std::string model_name;            // the id clients name the model by
+  std::string api_key;               // empty: no key asked for
+  size_t max_body_bytes = 4u << 20;  // larger request bodies get 413
+  int32_t max_tokens_default = -1;   // max_tokens when a request gives none; -1: to the end of the context
+  int http_threads = 16;             // connections served at once (each waiting request holds one)
+};
+
+class HttpServer {
+ public:
+  // model and pool must outlive the server.
+  HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds host:port (port 0: any free one). Returns the port, or -1 when binding failed.
+  int bind(const std::string& host, int port);
+  // Serves until stop(); returns false if serving could not start.
+  bool run();
+  // Ends run() (any thread): stops accepting and waits for open requests to end.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace server
