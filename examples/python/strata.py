@@ -59,12 +59,15 @@ class _ModelInfo(ctypes.Structure):
                [(f, ctypes.c_int32) for f in ("n_vocab", "n_ctx_train", "n_embd", "n_layer", "n_head", "n_head_kv",
                                               "n_expert", "n_expert_used", "n_ff_expert")] + \
                [("n_params", ctypes.c_uint64), ("expert_bytes", ctypes.c_uint64), ("dense_bytes", ctypes.c_uint64),
-                ("backend", ctypes.c_char_p), ("device_bytes", ctypes.c_uint64)]
+                ("backend", ctypes.c_char_p), ("device_bytes", ctypes.c_uint64),
+                ("n_experts_resident", ctypes.c_int32), ("n_experts_streamed", ctypes.c_int32),
+                ("streamed_bytes", ctypes.c_uint64), ("link_gbps", ctypes.c_double)]
 
 
 class _SessionParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("n_ctx", ctypes.c_int32), ("kv_type", ctypes.c_int),
-                ("chunk_size", ctypes.c_int32), ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p)]
+                ("chunk_size", ctypes.c_int32), ("no_pipeline", ctypes.c_int32), ("decode_cpu_share", ctypes.c_double),
+                ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p)]
 
 
 class _SamplerParams(ctypes.Structure):
