@@ -107,10 +107,10 @@ class CudaExecutor final : public core::Executor {
     tiles_ = DeviceBuffer(device, static_cast<size_t>(max_tiles_) * sizeof(GemmTile));
     tile_count_ = DeviceBuffer(device, sizeof(int32_t));
     table_ = DeviceBuffer(device, static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
-    tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T) * sizeof(int32_t));
+    tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
     dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
-    h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T) * sizeof(int32_t));
+    h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     h_ids_ = HostBuffer(static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
     if (w_.experts) {
@@ -149,10 +149,12 @@ class CudaExecutor final : public core::Executor {
     cudaStream_t s = stream_.get();
     timer_.start(s);
 
+    // Ids, positions and the key count of the last row (attention_decode's n_kv).
     int32_t* h_tp = h_tok_pos_.as<int32_t>();
     std::memcpy(h_tp, tokens.data(), T * sizeof(int32_t));
     for (int64_t t = 0; t < T; ++t) h_tp[T + t] = pos0 + static_cast<int32_t>(t);
-    copy_async(tok_pos_.data(), h_tp, 2 * T * sizeof(int32_t), s);
+    h_tp[2 * T] = pos0 + static_cast<int32_t>(T);
+    copy_async(tok_pos_.data(), h_tp, (2 * T + 1) * sizeof(int32_t), s);
     const int32_t* d_tok = tok_pos_.as<int32_t>();
     const int32_t* d_pos = d_tok + T;
     if (plan_.has_embd) {
@@ -180,7 +182,7 @@ class CudaExecutor final : public core::Executor {
         stream_.synchronize();
         core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer + i);
       }
-      attention(i, T, pos0, d_pos);
+      attention(i, T, pos0, d_pos, d_tok + 2 * T);
       timer_.mark(s, &times.attention_ms);
       moe(i, T, times);
     }
@@ -249,7 +251,8 @@ class CudaExecutor final : public core::Executor {
 
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
   // il indexes the stage's layers (w_.layers, kv_).
-  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos) {
+  // d_n_kv: the device int pos0 + 1 that decode attention reads (T == 1).
+  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos, const int32_t* d_n_kv) {
     const DeviceLayer& l = w_.layers[il];
     const int64_t E = c_.n_embd;
     cudaStream_t s = stream_.get();
@@ -272,8 +275,8 @@ class CudaExecutor final : public core::Executor {
     kv_write(v_.as<float>(), d_pos, T, vview, s);
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     if (T == 1)
-      attention_decode(q_.as<float>(), kview, vview, c_.n_head, pos0 + 1, scale, att_.as<float>(), dec_ws_.data(),
-                       dec_ws_bytes_, s);
+      attention_decode(q_.as<float>(), kview, vview, c_.n_head, d_n_kv, pos0 + 1, scale, att_.as<float>(),
+                       dec_ws_.data(), dec_ws_bytes_, s);
     else
       attention_prompt(q_.as<float>(), kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
     matmul(l.wo, att_.as<float>(), T, o_.as<float>());
