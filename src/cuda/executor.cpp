@@ -319,6 +319,11 @@ class CudaExecutor final : public core::Executor {
       quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
       act = xq_.data();
     }
+    matmul_act(w, act, T, y);
+  }
+
+  // As matmul, with X already in the form w's type reads (xq_ for quantized weights).
+  void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y) {
     if (T > kMaxVectorRows && gemm_takes(w.type, w.n_in)) {
       mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get());
       return;
@@ -341,9 +346,18 @@ class CudaExecutor final : public core::Executor {
     float* x = x_.as<float>();
     float* xn = xn_.as<float>();
     rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
-    matmul(l.wq, xn, T, q_.as<float>());
-    matmul(l.wk, xn, T, k_.as<float>());
-    matmul(l.wv, xn, T, v_.as<float>());
+    const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
+    if (q8a(l.wq) && q8a(l.wk) && q8a(l.wv)) {
+      // One quantization of norm(x) for the three (the same Q8A rows each matmul would make): two launches fewer.
+      quantize_q8a(xn, E, xq_.as<BlockQ8A>(), E / 32, E, T, s);
+      matmul_act(l.wq, xq_.data(), T, q_.as<float>());
+      matmul_act(l.wk, xq_.data(), T, k_.as<float>());
+      matmul_act(l.wv, xq_.data(), T, v_.as<float>());
+    } else {
+      matmul(l.wq, xn, T, q_.as<float>());
+      matmul(l.wk, xn, T, k_.as<float>());
+      matmul(l.wv, xn, T, v_.as<float>());
+    }
     const int hd = c_.head_dim_k;
     if (c_.qk_norm) {
       rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
