@@ -56,7 +56,8 @@ void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceV
 // so a given input gives the same bits whatever max_kv and from run to run. A
 // device n_kv outside [1, max_kv] gives NaN rows. `workspace` is device memory
 // of at least attention_decode_workspace_bytes(n_head, v.head_dim) bytes
-// (unused, and may be null, when max_kv <= 256), not used across calls.
+// (unused, and may be null, when max_kv <= 256); nothing in it is kept
+// from one call to the next.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for a null n_kv, max_kv outside
 // [1, n_ctx] or a workspace that is too small, as above otherwise.
 size_t attention_decode_workspace_bytes(int n_head, int head_dim_v);
