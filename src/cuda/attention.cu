@@ -11,9 +11,8 @@
 namespace strata::cuda {
 namespace {
 
-using attn::Params;
-
 using attn::kDecodeMaxSplits;
+using attn::Params;
 
 constexpr int kPromptRowsPerWarp = 8;
 constexpr int kMergeThreads = 128;
