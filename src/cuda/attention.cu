@@ -11,19 +11,27 @@
 namespace strata::cuda {
 namespace {
 
+using attn::kDecodeMaxSplits;
 using attn::Params;
 
 constexpr int kPromptRowsPerWarp = 8;
-constexpr int kDecodeMinKeysPerSplit = 256;
-constexpr int kDecodeMaxSplits = 32;
 constexpr int kMergeThreads = 128;
 
 // One block per output row: combines the splits' partial sums in ascending
-// split order, each scaled to the common max.
+// split order, each scaled to the common max. The number of splits comes
+// from the device n_kv as in the attention kernel; with one split (or an
+// n_kv outside [1, max_kv]) that kernel has written the rows itself.
 static __global__ void attention_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                                              float* __restrict__ out, int64_t rows_all, int dv, int n_split) {
+                                              float* __restrict__ out, int64_t rows_all, int dv,
+                                              const int32_t* __restrict__ n_kv_dev, int32_t max_kv) {
   __shared__ float factor[kDecodeMaxSplits];
   __shared__ float inv_total;
+  const int32_t n_kv = *n_kv_dev;
+  if (n_kv < 1 || n_kv > max_kv) return;
+  int64_t keys_per_split = 0;
+  int n_split = 0;
+  attn::decode_split(n_kv, keys_per_split, n_split);
+  if (n_split == 1) return;
   const int64_t row = blockIdx.x;
   if (threadIdx.x == 0) {
     float mx = -INFINITY;
@@ -152,22 +160,25 @@ size_t attention_decode_workspace_bytes(int n_head, int head_dim_v) {
          (static_cast<size_t>(head_dim_v) + 2) * sizeof(float);
 }
 
-void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int32_t n_kv,
-                      float scale, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, const int32_t* n_kv,
+                      int32_t max_kv, float scale, float* out, void* workspace, size_t workspace_bytes,
+                      cudaStream_t stream) {
   require_stream(stream, "attention_decode");
   Params p = make_params("attention_decode", q, k, v, n_head, scale, out);
-  require(n_kv >= 1 && n_kv <= k.n_ctx, "attention_decode", "1 <= n_kv <= n_ctx", {{"n_kv", n_kv}, {"n_ctx", k.n_ctx}});
+  require(n_kv != nullptr, "attention_decode", "n_kv in device memory");
+  require(max_kv >= 1 && max_kv <= k.n_ctx, "attention_decode", "1 <= max_kv <= n_ctx",
+          {{"max_kv", max_kv}, {"n_ctx", k.n_ctx}});
   p.T = 1;
-  p.pos0 = n_kv - 1;
-  // Splits of whole tiles, at least kDecodeMinKeysPerSplit keys, at most
-  // kDecodeMaxSplits of them: a function of n_kv alone.
-  const int64_t per = ceil_div(ceil_div(n_kv, kDecodeMaxSplits), attn::kTileKeys) * attn::kTileKeys;
-  p.keys_per_split = per > kDecodeMinKeysPerSplit ? per : kDecodeMinKeysPerSplit;
-  p.n_split = static_cast<int>(ceil_div(n_kv, p.keys_per_split));
+  p.n_kv_dev = n_kv;
+  p.max_kv = max_kv;
+  // The grid covers the most ranges any n_kv up to max_kv needs; the kernels
+  // choose the split from the device n_kv (attn::decode_split).
+  const int grid_splits = attn::decode_max_splits(max_kv);
+  p.n_split = grid_splits;
   // Rows of a block = the query heads of one kv head, spread over the warps.
   const int rows_per_warp = pow2_at_least(ceil_div(p.group, attn::kWarps));
   const int R = rows_per_warp < 8 ? rows_per_warp : 8;
-  if (p.n_split == 1) {
+  if (grid_splits == 1) {
     run(p, k.type, R, stream);
     return;
   }
@@ -176,10 +187,10 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
           "a workspace of attention_decode_workspace_bytes(n_head, head_dim_v)",
           {{"bytes", static_cast<int64_t>(workspace_bytes)}, {"need", static_cast<int64_t>(need)}});
   p.part_ml = static_cast<float*>(workspace);
-  p.part_o = p.part_ml + static_cast<size_t>(p.n_split) * n_head * 2;
+  p.part_o = p.part_ml + static_cast<size_t>(grid_splits) * n_head * 2;
   run(p, k.type, R, stream);
   attention_merge_kernel<<<static_cast<unsigned>(n_head), kMergeThreads, 0, stream>>>(p.part_o, p.part_ml, out, n_head,
-                                                                                     v.head_dim, p.n_split);
+                                                                                     v.head_dim, n_kv, max_kv);
   launch_check("attention_merge_kernel", stream);
 }
 

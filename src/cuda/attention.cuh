@@ -46,15 +46,23 @@ void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceV
                           int32_t pos0, float scale, float* out, cudaStream_t stream);
 
 // Decode: one query row q [n_head][k.head_dim] at position n_kv - 1 over
-// cache positions [0, n_kv). The keys are split into up to 32 ranges of at
-// least 256 keys computed by separate blocks (flash-decoding), all in F32; a
-// second kernel merges the ranges in ascending order. The split depends only on
-// n_kv, so a given input always gives the same bits. `workspace` is device
-// memory of at least attention_decode_workspace_bytes(n_head, v.head_dim)
-// bytes, unused across calls. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for
-// n_kv outside [1, n_ctx] or a workspace that is too small, as above otherwise.
+// cache positions [0, n_kv), with n_kv an int32 in device memory read by the
+// kernels when they run (so that a captured CUDA graph replays the call at
+// every position). max_kv, the largest n_kv the call may meet (1..n_ctx),
+// sizes the grid and nothing else. The keys are split into up to 32 ranges of
+// at least 256 keys computed by separate blocks (flash-decoding), all in F32;
+// when there are several, a second kernel merges them in ascending order. The
+// split depends only on n_kv (blocks past the ranges it needs exit at once),
+// so a given input gives the same bits whatever max_kv and from run to run. A
+// device n_kv outside [1, max_kv] gives NaN rows. `workspace` is device memory
+// of at least attention_decode_workspace_bytes(n_head, v.head_dim) bytes
+// (unused, and may be null, when max_kv <= 256); nothing in it is kept
+// from one call to the next.
+// Throws Error(STRATA_ERR_INVALID_ARGUMENT) for a null n_kv, max_kv outside
+// [1, n_ctx] or a workspace that is too small, as above otherwise.
 size_t attention_decode_workspace_bytes(int n_head, int head_dim_v);
-void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int32_t n_kv,
-                      float scale, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, const int32_t* n_kv,
+                      int32_t max_kv, float scale, float* out, void* workspace, size_t workspace_bytes,
+                      cudaStream_t stream);
 
 }  // namespace strata::cuda

@@ -29,6 +29,8 @@ constexpr int kThreads = kWarps * kWarp;
 constexpr int kTileKeys = 64;
 constexpr int kKtStride = kTileKeys + 1;  // odd: transposed stores and lane reads hit distinct banks
 constexpr int kMaxHeadDim = 256;
+constexpr int kDecodeMinKeysPerSplit = 256;
+constexpr int kDecodeMaxSplits = 32;
 
 struct Params {
   const float* q;
@@ -37,8 +39,8 @@ struct Params {
   const void* v;
   const float* v_scales;
   float* out;      // final rows when n_split == 1
-  float* part_o;   // [n_split][T * n_head][dv] unnormalized sums when n_split > 1
-  float* part_ml;  // [n_split][T * n_head][2] running max and sum when n_split > 1
+  float* part_o;   // [grid splits][T * n_head][dv] unnormalized sums when n_split > 1
+  float* part_ml;  // [grid splits][T * n_head][2] running max and sum when n_split > 1
   int64_t T;
   int n_head, n_head_kv, group, dk, dv;
   int32_t pos0;
@@ -46,7 +48,30 @@ struct Params {
   int n_split;
   float scale;
   bool vec_k, vec_v;  // rows allow 16-byte loads
+  // Decode (T == 1) with the key count read on the device: when set, the
+  // kernel takes n_kv = *n_kv_dev, pos0 = n_kv - 1 and decode_split(n_kv)
+  // instead of pos0, keys_per_split and n_split above; n_kv outside
+  // [1, max_kv] gives NaN rows.
+  const int32_t* n_kv_dev;
+  int32_t max_kv;
 };
+
+// The decode split of n_kv keys: ranges of whole tiles, at least
+// kDecodeMinKeysPerSplit keys, at most kDecodeMaxSplits of them; a function of
+// n_kv alone, so that a given input always gives the same bits.
+__host__ __device__ inline void decode_split(int64_t n_kv, int64_t& keys_per_split, int& n_split) {
+  const int64_t per = ceil_div(ceil_div(n_kv, kDecodeMaxSplits), kTileKeys) * kTileKeys;
+  keys_per_split = per > kDecodeMinKeysPerSplit ? per : kDecodeMinKeysPerSplit;
+  n_split = static_cast<int>(ceil_div(n_kv, keys_per_split));
+}
+
+// The most ranges decode_split gives for any n_kv in [1, max_kv] (ranges
+// hold >= kDecodeMinKeysPerSplit keys, and there are <= kDecodeMaxSplits):
+// the grid of a decode whose n_kv is read on the device.
+inline int decode_max_splits(int64_t max_kv) {
+  const int64_t n = ceil_div(max_kv, kDecodeMinKeysPerSplit);
+  return static_cast<int>(n < kDecodeMaxSplits ? n : kDecodeMaxSplits);
+}
 
 // Q rows padded to a multiple of 4 floats for 16-byte shared loads.
 __host__ __device__ constexpr int q_stride(int dk) { return (dk + 3) / 4 * 4; }
@@ -140,6 +165,25 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
   const int64_t rows_total = p.T * p.group;
   const int64_t r0 = static_cast<int64_t>(blockIdx.x) * M;
 
+  int32_t pos0 = p.pos0;
+  int64_t keys_per_split = p.keys_per_split;
+  int n_split = p.n_split;
+  if (p.n_kv_dev != nullptr) {  // decode, n_kv known only now (the whole block takes the same branch)
+    const int32_t n_kv = *p.n_kv_dev;
+    if (n_kv < 1 || n_kv > p.max_kv) {
+      // Visible downstream, as get_rows does for a bad id; the merge leaves these rows alone.
+      if (split != 0) return;
+      for (int idx = threadIdx.x; idx < M * dv; idx += kThreads) {
+        const int64_t gr = r0 + idx / dv;
+        if (gr < rows_total) p.out[((gr / p.group) * p.n_head + hk * p.group + gr % p.group) * dv + idx % dv] = NAN;
+      }
+      return;
+    }
+    decode_split(n_kv, keys_per_split, n_split);
+    if (split >= n_split) return;  // a range this n_kv does not need
+    pos0 = n_kv - 1;
+  }
+
   // Query tile; padding columns and rows past the end are zeros (never written out).
   for (int idx = threadIdx.x; idx < M * ldq; idx += kThreads) {
     const int r = idx / ldq, i = idx % ldq;
@@ -157,9 +201,9 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
 
   // Keys this block visits: its split's range, cut at the causal end of its last row.
   const int64_t last_row = (r0 + M < rows_total ? r0 + M : rows_total) - 1;
-  const int64_t block_end = p.pos0 + last_row / p.group + 1;
-  const int64_t kb = split * p.keys_per_split;
-  const int64_t ke_split = kb + p.keys_per_split;
+  const int64_t block_end = pos0 + last_row / p.group + 1;
+  const int64_t kb = split * keys_per_split;
+  const int64_t ke_split = kb + keys_per_split;
   const int64_t ke = ke_split < block_end ? ke_split : block_end;
 
   int64_t row_end[R];  // exclusive causal end of each of this warp's rows (0: padding row)
@@ -167,7 +211,7 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
     const int64_t gr = r0 + warp * R + rr;
-    row_end[rr] = gr < rows_total ? p.pos0 + gr / p.group + 1 : 0;
+    row_end[rr] = gr < rows_total ? pos0 + gr / p.group + 1 : 0;
     m[rr] = -INFINITY;
     l[rr] = 0.0f;
 #pragma unroll
@@ -275,7 +319,7 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
     const int64_t t = gr / p.group;
     const int h = hk * p.group + static_cast<int>(gr % p.group);
     const int64_t orow = t * p.n_head + h;
-    if (p.n_split == 1) {
+    if (n_split == 1) {
       float* dst = p.out + orow * dv;
 #pragma unroll
       for (int c = 0; c < VPL; ++c) {

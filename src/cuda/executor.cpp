@@ -14,6 +14,7 @@
 #include "cuda/attention.cuh"
 #include "cuda/check.h"
 #include "cuda/embed.cuh"
+#include "cuda/graph.h"
 #include "cuda/kv.cuh"
 #include "cuda/memory.h"
 #include "cuda/mmq.cuh"
@@ -47,17 +48,28 @@ bool gemm_takes(core::GgmlType type, int64_t n_in) {
   return n_in % (core::activation_kind(type) == core::ActivationKind::Q8A ? 256 : 32) == 0;
 }
 
+// Graphs of single-token steps kept per executor, one per set of route and
+// logits pointers (two route slots, logits or not: at most four in use).
+constexpr size_t kMaxDecodeGraphs = 4;
+
 // Phase boundaries recorded as events on the compute stream; summed into
-// PhaseTimes once the chunk has finished.
+// PhaseTimes once the chunk has finished. Off (marks ignored) for a step run
+// as a graph: events recorded during a capture would become graph nodes.
 class PhaseTimer {
  public:
   explicit PhaseTimer(int device) : device_(device) {}
   void start(cudaStream_t s) {
+    on_ = true;
     used_ = 0;
     mark(s, nullptr);
   }
+  void off() {
+    on_ = false;
+    used_ = 0;
+  }
   // Charges the time since the previous mark to *phase.
   void mark(cudaStream_t s, double* phase) {
+    if (!on_) return;
     if (used_ == events_.size()) events_.emplace_back(Event(device_, true), nullptr);
     events_[used_].first.record(s);
     events_[used_].second = phase;
@@ -72,6 +84,7 @@ class PhaseTimer {
   int device_;
   std::vector<std::pair<Event, double*>> events_;
   size_t used_ = 0;
+  bool on_ = false;
 };
 
 class CudaExecutor final : public core::Executor {
@@ -109,10 +122,10 @@ class CudaExecutor final : public core::Executor {
     tiles_ = DeviceBuffer(device, static_cast<size_t>(max_tiles_) * sizeof(GemmTile));
     tile_count_ = DeviceBuffer(device, sizeof(int32_t));
     table_ = DeviceBuffer(device, static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
-    tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T) * sizeof(int32_t));
+    tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
     dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
-    h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T) * sizeof(int32_t));
+    h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     h_ids_ = HostBuffer(static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
     if (w_.experts) {
@@ -134,6 +147,8 @@ class CudaExecutor final : public core::Executor {
       const double rates = w_.cpu_GBps + w_.link_GBps;
       cpu_share_ = o.decode_cpu_share >= 0 ? o.decode_cpu_share : rates > 0 ? w_.cpu_GBps / rates : 0;
     }
+    // Streaming decides per step on the host (schedules, ring waits): only fully resident stages replay graphs.
+    graphs_on_ = !ring_ && graphs_enabled();
   }
 
   uint64_t kv_bytes() const override { return kv_bytes_; }
@@ -146,6 +161,10 @@ class CudaExecutor final : public core::Executor {
     return n + (ring_ ? ring_->device_bytes() : 0);
   }
 
+  // A chunk of one token on a stage whose experts are all resident replays
+  // the graph of the whole step (decode_graph): about a thousand launches in
+  // one. Other chunks, and every chunk with graphs off, queue the launches
+  // one by one (enqueue) and time their phases.
   void forward(const core::StageChunk& chunk, core::PhaseTimes& times, uint64_t* expert_counts,
                const std::atomic<bool>& cancel) override {
     const std::span<const int32_t> tokens = chunk.tokens;
@@ -153,57 +172,39 @@ class CudaExecutor final : public core::Executor {
     const int64_t T = static_cast<int64_t>(tokens.size());
     if (T < 1 || T > chunk_ || pos0 < 0 || pos0 + T > n_ctx_)
       core::fail(STRATA_ERR_INTERNAL, "cuda: chunk of {} tokens at {} outside the session's buffers", T, pos0);
-    const int64_t E = c_.n_embd, k = c_.n_expert_used;
+    const int64_t k = c_.n_expert_used;
     ScopedDevice scope(device_);
     cudaStream_t s = stream_.get();
-    timer_.start(s);
+    const bool graph = T == 1 && graphs_on_;
+    if (graph) {
+      // The graph runs every layer: the one check comes before it.
+      if (cancel.load(std::memory_order_relaxed))
+        core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer);
+      timer_.off();
+    } else {
+      timer_.start(s);
+    }
 
+    const int64_t rows = plan_.has_head ? T - chunk.first_logit_row : 0;
+    if (rows > 0) ensure_logits(rows);  // before a capture: no allocation inside one
+    // Captured (or found) before anything is queued: a failed capture leaves no copy in flight.
+    const GraphExec* exec = graph ? &decode_graph(chunk, rows > 0) : nullptr;
+
+    // Ids, positions and the key count of the last row (attention_decode's
+    // n_kv): device memory that the launches, and a replayed graph, read.
     int32_t* h_tp = h_tok_pos_.as<int32_t>();
     std::memcpy(h_tp, tokens.data(), T * sizeof(int32_t));
     for (int64_t t = 0; t < T; ++t) h_tp[T + t] = pos0 + static_cast<int32_t>(t);
-    copy_async(tok_pos_.data(), h_tp, 2 * T * sizeof(int32_t), s);
-    const int32_t* d_tok = tok_pos_.as<int32_t>();
-    const int32_t* d_pos = d_tok + T;
-    if (plan_.has_embd) {
-      get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
-      timer_.mark(s, &times.other_ms);
-    } else {
-      route_copy(chunk.in, x_.as<float>(), T * E, s);
-      timer_.mark(s, &times.transfer_ms);
-    }
+    h_tp[2 * T] = pos0 + static_cast<int32_t>(T);
+    copy_async(tok_pos_.data(), h_tp, (2 * T + 1) * sizeof(int32_t), s);
 
     const uint64_t streamed0 = ring_ ? ring_->bytes_enqueued() : 0;
-    if (ring_) {
-      // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
-      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
-      if (mode_ == prefill::RingMode::StreamAll) {
-        schedule_ = core::stream_all_schedule(*w_.experts, next_slot_);
-        next_slot_ = schedule_.next_slot;
-        for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
-        copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
-        ring_->begin(schedule_, blob_source(-1));
-      }
-    }
-    for (int32_t i = 0; i < plan_.n_layers; ++i) {
-      if (cancel.load(std::memory_order_relaxed)) {
-        stream_.synchronize();
-        core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer + i);
-      }
-      attention(i, T, pos0, d_pos);
-      timer_.mark(s, &times.attention_ms);
-      moe(i, T, times);
-    }
-
-    if (!plan_.has_head) {
-      route_copy(x_.as<float>(), chunk.out, T * E, s);
-      timer_.mark(s, &times.transfer_ms);
-    } else if (const int64_t rows = T - chunk.first_logit_row; rows > 0) {
-      ensure_logits(rows);
-      rmsnorm(x_.as<float>() + chunk.first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
-      matmul(w_.output, xn_.as<float>(), rows, logits_.as<float>());
-      copy_async(chunk.logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
-    }
-    copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t), s);
+    if (exec)
+      exec->launch(s);
+    else
+      enqueue(chunk, T, rows, pos0 + static_cast<int32_t>(T), times, &cancel);
+    // Not in the graph: the caller's logits are pageable host memory.
+    if (rows > 0) copy_async(chunk.logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
     timer_.mark(s, &times.other_ms);
     stream_.synchronize();
     timer_.collect();
@@ -220,6 +221,89 @@ class CudaExecutor final : public core::Executor {
   struct LayerKv {
     DeviceBuffer k, ks, v, vs;
   };
+
+  // A captured single-token step and the pointers it was captured with
+  // (route in and out, logits_ or null); every other buffer it uses is the
+  // executor's own, allocated once.
+  struct DecodeGraph {
+    const float* in;
+    const float* out;
+    const void* logits;
+    GraphExec exec;
+  };
+
+  // Queues the chunk's device work on the stream: the embedding (or the
+  // route in), every layer, the head into logits_ (rows > 0) or the route out,
+  // and the routed ids into h_ids_. Reads ids, positions and n_kv from
+  // tok_pos_ (uploaded by forward); max_kv bounds the key count of decode
+  // attention (pos0 + 1 for one chunk, n_ctx for a graph that replays at any
+  // position). Checks *cancel between layers; null during a capture.
+  void enqueue(const core::StageChunk& chunk, int64_t T, int64_t rows, int32_t max_kv, core::PhaseTimes& times,
+               const std::atomic<bool>* cancel) {
+    const int64_t E = c_.n_embd, k = c_.n_expert_used;
+    cudaStream_t s = stream_.get();
+    const int32_t* d_tok = tok_pos_.as<int32_t>();
+    const int32_t* d_pos = d_tok + T;
+    if (plan_.has_embd) {
+      get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
+      timer_.mark(s, &times.other_ms);
+    } else {
+      route_copy(chunk.in, x_.as<float>(), T * E, s);
+      timer_.mark(s, &times.transfer_ms);
+    }
+
+    if (ring_) {
+      // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
+      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
+      if (mode_ == prefill::RingMode::StreamAll) {
+        schedule_ = core::stream_all_schedule(*w_.experts, next_slot_);
+        next_slot_ = schedule_.next_slot;
+        for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
+        copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
+        ring_->begin(schedule_, blob_source(-1));
+      }
+    }
+    for (int32_t i = 0; i < plan_.n_layers; ++i) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) {
+        stream_.synchronize();
+        core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer + i);
+      }
+      attention(i, T, chunk.pos0, d_pos, d_tok + 2 * T, max_kv);
+      timer_.mark(s, &times.attention_ms);
+      moe(i, T, times);
+    }
+
+    if (!plan_.has_head) {
+      route_copy(x_.as<float>(), chunk.out, T * E, s);
+      timer_.mark(s, &times.transfer_ms);
+    } else if (rows > 0) {
+      rmsnorm(x_.as<float>() + chunk.first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
+      matmul(w_.output, xn_.as<float>(), rows, logits_.as<float>());
+    }
+    copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t), s);
+  }
+
+  // The graph of a single-token step for these route and logits pointers,
+  // captured on first use (the capture runs nothing; forward launches it).
+  // Replays read the token, its position and n_kv from tok_pos_, so one
+  // graph serves every position of the context.
+  const GraphExec& decode_graph(const core::StageChunk& chunk, bool logits) {
+    const void* at = logits ? logits_.data() : nullptr;
+    for (const DecodeGraph& g : graphs_)
+      if (g.in == chunk.in && g.out == chunk.out && g.logits == at) return g.exec;
+    if (graphs_.size() == kMaxDecodeGraphs) graphs_.erase(graphs_.begin());
+    core::PhaseTimes unused;
+    GraphExec exec;
+    try {
+      exec = GraphExec::capture(device_, stream_.get(),
+                                [&] { enqueue(chunk, 1, logits ? 1 : 0, n_ctx_, unused, nullptr); });
+    } catch (const core::Error& e) {
+      throw core::Error(e.status(), fmt::format("{} (capturing the decode step as a CUDA graph; STRATA_CUDA_GRAPH=0 "
+                                                "runs it launch by launch)", e.what()));
+    }
+    graphs_.push_back({chunk.in, chunk.out, at, std::move(exec)});
+    return graphs_.back().exec;
+  }
 
   KvDeviceView view(const DeviceBuffer& data, const DeviceBuffer& scales, int head_dim) const {
     KvDeviceView v;
@@ -244,6 +328,11 @@ class CudaExecutor final : public core::Executor {
       quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
       act = xq_.data();
     }
+    matmul_act(w, act, T, y);
+  }
+
+  // As matmul, with X already in the form w's type reads (xq_ for quantized weights).
+  void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y) {
     if (T > kMaxVectorRows && gemm_takes(w.type, w.n_in)) {
       mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get());
       return;
@@ -258,16 +347,26 @@ class CudaExecutor final : public core::Executor {
 
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
   // il indexes the stage's layers (w_.layers, kv_).
-  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos) {
+  // d_n_kv: device int pos0 + 1 that decode attention reads (T == 1), max_kv its bound.
+  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos, const int32_t* d_n_kv, int32_t max_kv) {
     const DeviceLayer& l = w_.layers[il];
     const int64_t E = c_.n_embd;
     cudaStream_t s = stream_.get();
     float* x = x_.as<float>();
     float* xn = xn_.as<float>();
     rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
-    matmul(l.wq, xn, T, q_.as<float>());
-    matmul(l.wk, xn, T, k_.as<float>());
-    matmul(l.wv, xn, T, v_.as<float>());
+    const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
+    if (q8a(l.wq) && q8a(l.wk) && q8a(l.wv)) {
+      // One quantization of norm(x) for the three (the same Q8A rows each matmul would make): two launches fewer.
+      quantize_q8a(xn, E, xq_.as<BlockQ8A>(), E / 32, E, T, s);
+      matmul_act(l.wq, xq_.data(), T, q_.as<float>());
+      matmul_act(l.wk, xq_.data(), T, k_.as<float>());
+      matmul_act(l.wv, xq_.data(), T, v_.as<float>());
+    } else {
+      matmul(l.wq, xn, T, q_.as<float>());
+      matmul(l.wk, xn, T, k_.as<float>());
+      matmul(l.wv, xn, T, v_.as<float>());
+    }
     const int hd = c_.head_dim_k;
     if (c_.qk_norm) {
       rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
@@ -281,8 +380,8 @@ class CudaExecutor final : public core::Executor {
     kv_write(v_.as<float>(), d_pos, T, vview, s);
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     if (T == 1)
-      attention_decode(q_.as<float>(), kview, vview, c_.n_head, pos0 + 1, scale, att_.as<float>(), dec_ws_.data(),
-                       dec_ws_bytes_, s);
+      attention_decode(q_.as<float>(), kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(),
+                       dec_ws_.data(), dec_ws_bytes_, s);
     else
       attention_prompt(q_.as<float>(), kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
     matmul(l.wo, att_.as<float>(), T, o_.as<float>());
@@ -546,6 +645,8 @@ class CudaExecutor final : public core::Executor {
   core::KvType kv_type_;
   Stream stream_;
   PhaseTimer timer_;
+  bool graphs_on_ = false;
+  std::vector<DecodeGraph> graphs_;
   std::vector<LayerKv> kv_;
   uint64_t kv_bytes_ = 0;
   DeviceBuffer x_, xn_, xq_, q_, k_, v_, att_, o_, router_, weights_, ids_all_, y_, h_, hq_, tiles_, tile_count_,

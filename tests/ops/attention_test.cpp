@@ -274,12 +274,15 @@ TEST_CASE("attention_prompt_f16 with an unaligned q takes the F32 path") {
                                 where(c)));
 }
 
-// Tolerance: kAttnTol; two runs bit-identical. n_kv values cover one split,
-// two, many, and the 32-split cap.
-TEST_CASE("attention_decode (split-K) matches cpu::attention_row") {
+// Tolerance: kAttnTol; bit-identical from run to run and whatever max_kv
+// (the grid): max_kv = n_kv, and n_ctx (up to 32 ranges, blocks past the
+// ranges of n_kv exiting, the merge exiting with one range). n_kv values
+// cover one split, two, many, and the 32-split cap.
+TEST_CASE("attention_decode (split-K, n_kv on the device) matches cpu::attention_row") {
   const AttnCase cases[] = {
       {32, 4, 128, 128, 0, 1},      // n_kv = 1
       {32, 4, 128, 128, 0, 200},    // one split
+      {32, 4, 128, 128, 0, 256},    // one split, full
       {32, 4, 128, 128, 0, 300},    // two splits, the last short
       {16, 1, 128, 128, 0, 5000},   // group of 16, 20 splits
       {8, 8, 64, 64, 0, 20000},     // no GQA, 32 splits of 640 keys
@@ -290,7 +293,7 @@ TEST_CASE("attention_decode (split-K) matches cpu::attention_row") {
       DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
         test::Rng rng = test::rng_for(500 + c.T + c.dk + static_cast<int>(type));
         const int32_t n_kv = c.T;
-        const int n_ctx = n_kv + 64;
+        const int n_ctx = n_kv + 8200;  // max_kv = n_ctx: at least 32 ranges in the grid
         FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
         DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
         dk.upload_prefix(cache.cpu.k_view(0), n_kv);
@@ -301,19 +304,45 @@ TEST_CASE("attention_decode (split-K) matches cpu::attention_row") {
         const std::vector<float> want = reference(q, cache.cpu, c, 1, n_kv, scale);
 
         cuda::DeviceBuffer dq = test::to_device(q);
+        cuda::DeviceBuffer d_n_kv = test::to_device(std::vector<int32_t>{n_kv});
         cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
         cuda::DeviceBuffer ws = test::poisoned(cuda::attention_decode_workspace_bytes(c.n_head, c.dv));
-        auto run = [&] {
-          cuda::attention_decode(dq.as<float>(), dk.view, dv.view, c.n_head, n_kv, scale, out.as<float>(), ws.data(),
-                                 ws.size(), test_stream().get());
+        auto run = [&](int32_t max_kv) {
+          cuda::attention_decode(dq.as<float>(), dk.view, dv.view, c.n_head, d_n_kv.as<int32_t>(), max_kv, scale,
+                                 out.as<float>(), ws.data(), ws.size(), test_stream().get());
           return test::to_host<float>(out, want.size());
         };
-        const std::vector<float> got = run();
+        const std::vector<float> got = run(n_kv);
         CHECK_REPORT(test::mismatches(got.data(), want.data(), got.size(), kAttnTol, where(c)));
-        test::poison(out);
-        test::poison(ws);
-        CHECK(test::bit_equal(run(), got));
+        for (int32_t max_kv : {n_kv, n_kv + 1, n_ctx}) {
+          INFO("max_kv " << max_kv);
+          test::poison(out);
+          test::poison(ws);
+          CHECK(test::bit_equal(run(max_kv), got));
+        }
       }
+    }
+  }
+}
+
+// A device n_kv outside [1, max_kv] cannot be refused on the host: every
+// output row becomes NaN, with one range in the grid and with several.
+TEST_CASE("attention_decode gives NaN rows for a device n_kv outside [1, max_kv]") {
+  const int n_head = 8, n_head_kv = 2, d = 64, n_ctx = 1024;
+  DevicePlane k(KvType::F16, n_ctx, n_head_kv, d), v(KvType::F16, n_ctx, n_head_kv, d);
+  test::Rng rng = test::rng_for(577);
+  cuda::DeviceBuffer dq = test::to_device(rng.vec(static_cast<size_t>(n_head) * d));
+  cuda::DeviceBuffer ws = test::poisoned(cuda::attention_decode_workspace_bytes(n_head, d));
+  cuda::DeviceBuffer out(test::kDevice, static_cast<size_t>(n_head) * d * sizeof(float));
+  for (int32_t max_kv : {200, n_ctx}) {
+    for (int32_t bad : {0, -3, max_kv + 1}) {
+      INFO("max_kv " << max_kv << ", n_kv " << bad);
+      cuda::DeviceBuffer d_n_kv = test::to_device(std::vector<int32_t>{bad});
+      cuda::memset_async(out.data(), 0, out.size(), test_stream().get());
+      cuda::attention_decode(dq.as<float>(), k.view, v.view, n_head, d_n_kv.as<int32_t>(), max_kv, 0.125f,
+                             out.as<float>(), ws.data(), ws.size(), test_stream().get());
+      const std::vector<float> got = test::to_host<float>(out, static_cast<size_t>(n_head) * d);
+      CHECK(std::all_of(got.begin(), got.end(), [](float x) { return std::isnan(x); }));
     }
   }
 }
@@ -330,11 +359,18 @@ TEST_CASE("attention launchers reject bad arguments") {
         STRATA_ERR_INVALID_ARGUMENT);  // pos0 + T > n_ctx
   CHECK(test::status_of([&] { cuda::attention_prompt_f16(none, k.view, v.view, 8, 1, 0, 1.0f, none, nullptr); }) ==
         STRATA_ERR_INVALID_ARGUMENT);  // the legacy default stream
-  CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, 0, 1.0f, none, none, 0, s); }) ==
-        STRATA_ERR_INVALID_ARGUMENT);  // n_kv = 0
+  const cuda::DeviceBuffer n_kv = test::to_device(std::vector<int32_t>{1});
+  const int32_t* d_n_kv = n_kv.as<int32_t>();
+  CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, nullptr, 1, 1.0f, none, none, 0, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // no device n_kv
+  CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, d_n_kv, 0, 1.0f, none, none, 0, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // max_kv = 0
+  CHECK(test::status_of([&] { cuda::attention_decode(none, k.view, v.view, 8, d_n_kv, 65, 1.0f, none, none, 0, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // max_kv > n_ctx
   DevicePlane big_k(KvType::F16, 4096, 1, 64), big_v(KvType::F16, 4096, 1, 64);
-  CHECK(test::status_of([&] { cuda::attention_decode(none, big_k.view, big_v.view, 1, 4096, 1.0f, none, none, 16, s); }) ==
-        STRATA_ERR_INVALID_ARGUMENT);  // needs splits: workspace too small
+  CHECK(test::status_of([&] {
+          cuda::attention_decode(none, big_k.view, big_v.view, 1, d_n_kv, 4096, 1.0f, none, none, 16, s);
+        }) == STRATA_ERR_INVALID_ARGUMENT);  // the grid has splits: workspace too small
   DevicePlane wide_k(KvType::F16, 4, 1, 512), wide_v(KvType::F16, 4, 1, 512);
   CHECK(test::status_of([&] { cuda::attention_prompt(none, wide_k.view, wide_v.view, 1, 1, 0, 1.0f, none, s); }) ==
         STRATA_ERR_UNSUPPORTED);  // head_dim 512

@@ -1,4 +1,4 @@
-// The CUDA runtime layer: device info, buffers, pinned/mapped host memory, streams, events, error mapping.
+// The CUDA runtime layer: device info, buffers, pinned/mapped host memory, streams, events, graphs, error mapping.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -8,6 +8,7 @@
 #include "catch.hpp"
 #include "core/error.h"
 #include "cuda/check.h"
+#include "cuda/graph.h"
 #include "cuda/memory.h"
 #include "cuda/norm.cuh"
 #include "cuda/runtime.h"
@@ -144,4 +145,54 @@ TEST_CASE("STRATA_CUDA_CHECK names the error, the call and the place") {
   CHECK(status_of([&] { cuda::copy_async(none, none, 4, cudaStreamLegacy); }) == STRATA_ERR_INVALID_ARGUMENT);
   // launch_check on a clean state does not throw.
   CHECK(status_of([] { cuda::launch_check("nothing", test_stream().get()); }) == STRATA_OK);
+}
+
+// Copies and memsets only (no kernel launch): the suite also runs with
+// STRATA_SYNC_CHECK=1, whose synchronize after a launch cannot be captured.
+TEST_CASE("GraphExec: a replay reads its inputs when it runs; a failed capture leaves the stream usable") {
+  cuda::Stream stream(kDevice);
+  const cudaStream_t s = stream.get();
+  const std::vector<int32_t> a{1, 2, 3, 4}, b{5, 6, 7, 8};
+  cuda::DeviceBuffer src = test::to_device(a);
+  cuda::DeviceBuffer dst(kDevice, src.size());
+  auto dst_now = [&] {
+    std::vector<int32_t> v(a.size());
+    cuda::copy_async(v.data(), dst.data(), dst.size(), s);
+    stream.synchronize();
+    return v;
+  };
+  cuda::GraphExec g = cuda::GraphExec::capture(kDevice, s, [&] {
+    cuda::memset_async(dst.data(), 0, dst.size(), s);
+    cuda::copy_async(dst.data(), src.data(), src.size(), s);
+  });
+  REQUIRE(g);
+  g.launch(s);
+  CHECK(dst_now() == a);
+  cuda::copy_async(src.data(), b.data(), src.size(), s);
+  g.launch(s);
+  CHECK(dst_now() == b);
+
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusActive;
+  // What the function throws comes out; the stream is out of capture mode.
+  CHECK(status_of([&] {
+          cuda::GraphExec::capture(kDevice, s, [] { throw core::Error(STRATA_ERR_INTERNAL, "from the function"); });
+        }) == STRATA_ERR_INTERNAL);
+  REQUIRE(cudaStreamIsCapturing(s, &capturing) == cudaSuccess);
+  CHECK(capturing == cudaStreamCaptureStatusNone);
+  // A synchronize during the capture is refused and breaks it: Error(STRATA_ERR_DEVICE).
+  std::string msg;
+  CHECK(status_of([&] { cuda::GraphExec::capture(kDevice, s, [&] { stream.synchronize(); }); }, &msg) ==
+        STRATA_ERR_DEVICE);
+  INFO(msg);
+  REQUIRE(cudaStreamIsCapturing(s, &capturing) == cudaSuccess);
+  CHECK(capturing == cudaStreamCaptureStatusNone);
+  cuda::copy_async(src.data(), a.data(), src.size(), s);
+  g.launch(s);
+  CHECK(dst_now() == a);
+
+  cuda::GraphExec moved = std::move(g);
+  CHECK_FALSE(g);
+  CHECK(moved);
+  CHECK(status_of([&] { g.launch(s); }) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(status_of([&] { moved.launch(nullptr); }) == STRATA_ERR_INVALID_ARGUMENT);
 }
