@@ -53,6 +53,7 @@ Run run_counts(const std::string& path, const Placement& where, const std::vecto
   so.chunk_size = chunk;
   so.kv_type = kv;
   so.pipeline = where.pipeline;
+  so.decode_cpu_share = where.decode_cpu_share;
   Session s(model, so);
   Run r;
   s.prompt(toks, [&](int32_t, std::span<const float> l) {

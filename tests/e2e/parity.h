@@ -33,6 +33,7 @@ struct Placement {
   const char* layer_split = "";
   bool pipeline = true;
   uint64_t vram_budget = 0;
+  double decode_cpu_share = -1;  // session option: streamed experts' CPU share in decode
 };
 
 // A prompt of toks in chunks, then `decode` decode steps (the tokens 1, 2, ...).
