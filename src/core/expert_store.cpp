@@ -2,6 +2,7 @@
 #include "core/expert_store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/bytes.h"
@@ -77,8 +78,16 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   m.n_ff_exp = c.n_ff_exp;
   m.blob_bytes = blob_bytes;
   in.max_slots = std::max(in.min_slots, 2 * c.n_expert);
-  in.ring_slots_wanted =
-      choose_ring_depth(m, T, 0, RingMode::StreamAll, in.min_slots, in.max_slots, LinkRates{}, ComputeRates{});
+  // While a layer's attention, router and grouping run, the link can only fill
+  // slots: a ring that covers that time keeps it busy. The GPU reads each
+  // batch of streamed experts as a unit, so small rings also starve its GEMMs;
+  // the cost model may ask for more.
+  const LinkRates link;
+  const ComputeRates rates;
+  const double cover = dense_time_s(rates, T, 0) * link.h2d_GBps * 1e9 / static_cast<double>(blob_bytes);
+  const int32_t by_cost = choose_ring_depth(m, T, 0, RingMode::StreamAll, in.min_slots, in.max_slots, link, rates);
+  in.ring_slots_wanted = std::clamp(std::max(by_cost, static_cast<int32_t>(std::ceil(cover))), in.min_slots,
+                                    in.max_slots);
   StageExperts out;
   out.stage = stage;
   out.chunk = memory.chunk;

@@ -52,6 +52,7 @@ TEST_CASE("qwen3-30b-a3b, 8 layers: streamed experts give the resident GPU logit
       INFO("chunk " << chunk << " budget " << budget);
       Placement p{"0"};
       p.vram_budget = budget;
+      p.decode_cpu_share = 0;  // the GPU computes every expert: the same kernels as the resident run
       const Run got = run_counts(path, p, toks, chunk, KvType::F16, 4);
       std::printf("chunk %d, budget %.2f GiB: %.1f MB streamed by the prompt\n", chunk, budget / 1073741824.0,
                   got.bytes_streamed / 1e6);
@@ -90,6 +91,7 @@ TEST_CASE("tiny: streamed experts give the resident GPU logits bit for bit", "[s
     const Run resident = run_counts(path, Placement{"0"}, toks, chunk, KvType::F16, 3);
     Placement p{"0"};
     p.vram_budget = b.min3;
+    p.decode_cpu_share = 0;
     const Run got = run_counts(path, p, toks, chunk, KvType::F16, 3);
     CHECK(same_bits(got.logits, resident.logits));
     CHECK(got.bytes_streamed > 0);
