@@ -38,7 +38,8 @@ StageExperts placed(uint64_t budget) {
 }
 
 // Budgets: the dense part, KV and prompt buffers plus 3 ring slots (every
-// expert streams), and that plus half the experts' bytes.
+// expert streams), and the deepest ring (2 layers' experts) plus half the
+// experts' bytes.
 struct Budgets {
   uint64_t all_streamed = 0, half_resident = 0, streamed_bytes = 0;
 };
@@ -48,7 +49,8 @@ Budgets budgets() {
   REQUIRE(all.ring_slots == 0);  // everything fits: nothing streams
   Budgets b;
   b.all_streamed = all_streamed_budget(*m, m->stages()[0].plan, 3, StageMemory{});
-  b.half_resident = b.all_streamed + all.resident_bytes / 2;
+  b.half_resident = all_streamed_budget(*m, m->stages()[0].plan, 2 * m->config().n_expert, StageMemory{}) +
+                    all.resident_bytes / 2;
   b.streamed_bytes = placed(b.all_streamed).plan.streamed_bytes;
   return b;
 }
