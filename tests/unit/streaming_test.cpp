@@ -38,8 +38,8 @@ StageExperts placed(uint64_t budget) {
 }
 
 // Budgets: the dense part, KV and prompt buffers plus 3 ring slots (every
-// expert streams), and the deepest ring (2 layers' experts) plus half the
-// experts' bytes.
+// expert streams), and the deepest ring (2 layers' experts) plus a quarter
+// of the experts' bytes (about a quarter resident).
 struct Budgets {
   uint64_t all_streamed = 0, half_resident = 0, streamed_bytes = 0;
 };
@@ -50,7 +50,7 @@ Budgets budgets() {
   Budgets b;
   b.all_streamed = all_streamed_budget(*m, m->stages()[0].plan, 3, StageMemory{});
   b.half_resident = all_streamed_budget(*m, m->stages()[0].plan, 2 * m->config().n_expert, StageMemory{}) +
-                    all.resident_bytes / 2;
+                    all.resident_bytes / 4;
   b.streamed_bytes = placed(b.all_streamed).plan.streamed_bytes;
   return b;
 }
@@ -86,7 +86,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-TEST_CASE("placement of a stage: every expert streams at the smallest budget, half at the next") {
+TEST_CASE("placement of a stage: every expert streams at the smallest budget, some at the next") {
   const Budgets b = budgets();
   const StageExperts all = placed(b.all_streamed);
   CHECK(all.plan.n_resident() == 0);
