@@ -94,21 +94,22 @@ __device__ __forceinline__ void stage_piece(uint8_t* dst, const uint8_t* src, in
 // a2 = A[g][16+4t..], a3 = A[g+8][16+4t..]; B (32 x 8, column-major) b0 =
 // B[4t..4t+3][g], b1 = B[16+4t..][g]; C (16 x 8) c0 = C[g][2t], c1 =
 // C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]. The k16 shape takes
-// {a0, a1} and b0 with the same meaning over 16 columns.
+// {a0, a1} and b0 with the same meaning over 16 columns. d = c + A B with
+// every accumulator starting at c (exact int32 arithmetic).
 
-__device__ __forceinline__ void mma_k32(int (&d)[4], const int (&a)[4], const int (&b)[2]) {
+__device__ __forceinline__ void mma_k32(int (&d)[4], const int (&a)[4], const int (&b)[2], int c = 0) {
   asm(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%10,%10,%10,%10};\n"
       : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
 }
 
-__device__ __forceinline__ void mma_k16(int (&d)[4], int a0, int a1, int b0) {
+__device__ __forceinline__ void mma_k16(int (&d)[4], int a0, int a1, int b0, int c = 0) {
   asm(
       "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
       : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a0), "r"(a1), "r"(b0), "r"(0));
+      : "r"(a0), "r"(a1), "r"(b0), "r"(c));
 }
 
 // ---- exact conversions and the CPU's F32 operations ------------------------

@@ -13,7 +13,8 @@ struct BlockTile {
   const uint8_t* W;   // the group's (gate) matrix
   const uint8_t* W2;  // its up matrix in SwigluPair mode, else nullptr
   int f0;
-  int nf;  // ROWS, or ROWS / 2 in SwigluPair mode (then rows [nf, 2 nf) are up rows)
+  int nf;     // ROWS, or ROWS / 2 in SwigluPair mode (then rows [nf, 2 nf) are up rows)
+  int ncols;  // positions in the tile: xrow/yrow entries [0, ncols) are in use
 };
 
 // Resolves this block's tile and fills xrow/yrow[kTileCols] (shared memory)
@@ -38,6 +39,7 @@ __device__ __forceinline__ bool resolve_tile(const MmParams& p, int* xrow, int* 
   bt.W2 = pair ? matrix_of(p.w2, group) : nullptr;
   bt.nf = pair ? ROWS / 2 : ROWS;
   bt.f0 = static_cast<int>(blockIdx.x) * bt.nf;
+  bt.ncols = max(0, min(end - begin, kTileCols));
   for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
     const int pos = begin + i;
     const bool in = pos < end;
