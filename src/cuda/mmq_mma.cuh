@@ -287,7 +287,7 @@ static __global__ void __launch_bounds__(256, 2) mmq_mma_kernel(const MmParams p
         Cs[e * C::kLdc + r] = acc[mt][nt][i];
       }
   __syncthreads();
-  store_tile<256>(p, bt, Cs, C::kLdc, yrow);
+  store_tile<256, kMmqRows>(p, bt, Cs, C::kLdc, yrow);
 }
 
 template <GgmlType T>
