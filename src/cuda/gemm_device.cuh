@@ -147,7 +147,10 @@ __device__ __forceinline__ int w4(const uint8_t* B, int j, int k4) {
     const int h = j >> 2, k = j & 3;
     const uint32_t lo = (ld_u32_a2(B + 64 * h + 32 * (k & 1) + 4 * k4) >> (4 * (k >> 1))) & 0x0F0F0F0Fu;
     const uint32_t hi = ((ld_u32_a2(B + 128 + 32 * h + 4 * k4) >> (2 * k)) & 0x03030303u) << 4;
-    return static_cast<int>(__vsubss4(lo | hi, 0x20202020u));
+    // q - 32 in each byte. The bytes are 0..63, so with bit 7 set first no
+    // subtraction borrows from its neighbour: three instructions where the
+    // saturating __vsubss4 (never saturating here) is emulated in about twelve.
+    return static_cast<int>(((lo | hi | 0x80808080u) - 0x20202020u) ^ 0x80808080u);
   } else {  // Q8_0: eight 34-byte blocks, qs after the 2-byte scale
     static_assert(T == GgmlType::Q8_0, "w4: not a quantized type");
     return static_cast<int>(ld_u32_a2(B + 34 * j + 2 + 4 * k4));
