@@ -19,11 +19,12 @@
 // int32 results per thread to fold. vec_dot's term for Q4_K/Q5_K,
 // acc += a.d * (ws * (float)isum - wm * (float)a.sum), is 5 separately
 // rounded F32 operations per result even with the conversion folded away
-// (below): 20 F32 instructions per MMA, against about 6 per MMA for all the
-// rest (A decode, B, scale and sum loads, the MMA itself). A sub-partition
-// issues one warp instruction per clock and retires an int8 m16n8k32 in
-// about 4-8 clocks, so the fold, not the tensor core, sets the pace: about
-// 20 clocks per 8192 int8 operations, some 380 TOPS on an H200 at best.
+// (below): 20 F32 instructions per MMA, against about 9 per MMA for all the
+// rest (A decode, B, scale and sum loads, the MMA itself; 238 PTX
+// instructions per block for Q4_K). A sub-partition issues one warp
+// instruction per clock and retires an int8 m16n8k32 in about 4-8 clocks, so
+// the fold, not the tensor core, sets the pace: at least 20 clocks per 8192
+// int8 operations, about 400 TOPS on an H200 at the very best.
 //
 // The int32 accumulators start at the bits of the float 1.5 * 2^23
 // (kMagicBits), so an MMA returns, for an exact block dot |isum| < 2^22, the
