@@ -94,21 +94,22 @@ __device__ __forceinline__ void stage_piece(uint8_t* dst, const uint8_t* src, in
 // a2 = A[g][16+4t..], a3 = A[g+8][16+4t..]; B (32 x 8, column-major) b0 =
 // B[4t..4t+3][g], b1 = B[16+4t..][g]; C (16 x 8) c0 = C[g][2t], c1 =
 // C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]. The k16 shape takes
-// {a0, a1} and b0 with the same meaning over 16 columns.
+// {a0, a1} and b0 with the same meaning over 16 columns. d = c + A B with
+// every accumulator starting at c (exact int32 arithmetic).
 
-__device__ __forceinline__ void mma_k32(int (&d)[4], const int (&a)[4], const int (&b)[2]) {
+__device__ __forceinline__ void mma_k32(int (&d)[4], const int (&a)[4], const int (&b)[2], int c = 0) {
   asm(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%10,%10,%10,%10};\n"
       : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
 }
 
-__device__ __forceinline__ void mma_k16(int (&d)[4], int a0, int a1, int b0) {
+__device__ __forceinline__ void mma_k16(int (&d)[4], int a0, int a1, int b0, int c = 0) {
   asm(
       "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
       : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a0), "r"(a1), "r"(b0), "r"(0));
+      : "r"(a0), "r"(a1), "r"(b0), "r"(c));
 }
 
 // ---- exact conversions and the CPU's F32 operations ------------------------
@@ -146,7 +147,10 @@ __device__ __forceinline__ int w4(const uint8_t* B, int j, int k4) {
     const int h = j >> 2, k = j & 3;
     const uint32_t lo = (ld_u32_a2(B + 64 * h + 32 * (k & 1) + 4 * k4) >> (4 * (k >> 1))) & 0x0F0F0F0Fu;
     const uint32_t hi = ((ld_u32_a2(B + 128 + 32 * h + 4 * k4) >> (2 * k)) & 0x03030303u) << 4;
-    return static_cast<int>(__vsubss4(lo | hi, 0x20202020u));
+    // q - 32 in each byte. The bytes are 0..63, so with bit 7 set first no
+    // subtraction borrows from its neighbour: three instructions where the
+    // saturating __vsubss4 (never saturating here) is emulated in about twelve.
+    return static_cast<int>(((lo | hi | 0x80808080u) - 0x20202020u) ^ 0x80808080u);
   } else {  // Q8_0: eight 34-byte blocks, qs after the 2-byte scale
     static_assert(T == GgmlType::Q8_0, "w4: not a quantized type");
     return static_cast<int>(ld_u32_a2(B + 34 * j + 2 + 4 * k4));

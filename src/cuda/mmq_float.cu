@@ -133,7 +133,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
         make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
   }
   __syncthreads();
-  store_tile<256>(p, bt, Cs, kLd, yrow);
+  store_tile<256, kFmmRows>(p, bt, Cs, kLd, yrow);
 }
 
 template <GgmlType T>

@@ -1,6 +1,8 @@
 // Shared by the GEMM kernels: a block's tile (group, positions, row maps), weight-row pointers, the output epilogue.
 #pragma once
 
+#include <type_traits>
+
 #include "cuda/gemm_device.cuh"
 #include "cuda/mmq_internal.cuh"
 
@@ -13,7 +15,8 @@ struct BlockTile {
   const uint8_t* W;   // the group's (gate) matrix
   const uint8_t* W2;  // its up matrix in SwigluPair mode, else nullptr
   int f0;
-  int nf;  // ROWS, or ROWS / 2 in SwigluPair mode (then rows [nf, 2 nf) are up rows)
+  int nf;     // ROWS, or ROWS / 2 in SwigluPair mode (then rows [nf, 2 nf) are up rows)
+  int ncols;  // positions in the tile: xrow/yrow entries [0, ncols) are in use
 };
 
 // Resolves this block's tile and fills xrow/yrow[kTileCols] (shared memory)
@@ -38,6 +41,7 @@ __device__ __forceinline__ bool resolve_tile(const MmParams& p, int* xrow, int* 
   bt.W2 = pair ? matrix_of(p.w2, group) : nullptr;
   bt.nf = pair ? ROWS / 2 : ROWS;
   bt.f0 = static_cast<int>(blockIdx.x) * bt.nf;
+  bt.ncols = max(0, min(end - begin, kTileCols));
   for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
     const int pos = begin + i;
     const bool in = pos < end;
@@ -61,55 +65,67 @@ __device__ __forceinline__ const uint8_t* tile_row(const MmParams& p, const Bloc
 // memory) through the epilogue, consecutive threads on consecutive features.
 // The values written are left in Cs[position][0, nf) and, when p.yq is set,
 // quantized from there to Q8A rows exactly as quantize_q8a does (a tile's nf
-// features are whole 32-value blocks). Called by all NTHREADS threads.
-template <int NTHREADS>
+// features are whole 32-value blocks). Called by all NTHREADS threads; ROWS
+// as given to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode).
+template <int NTHREADS, int ROWS>
 __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, float* Cs, int ld,
                                            const int* yrow) {
+  static_assert(ROWS == 64 || ROWS == 128, "store_tile: ROWS is 64 or 128");
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   const bool mul = p.epi == static_cast<int>(Epilogue::SwigluMul);
-  for (int i = threadIdx.x; i < kTileCols * bt.nf; i += NTHREADS) {
-    const int e = i / bt.nf, f = i - e * bt.nf;
-    const int yr = yrow[e], feat = bt.f0 + f;
-    if (yr < 0 || feat >= p.n_out) continue;
-    float v = Cs[e * ld + f];
-    float* out = p.y + static_cast<int64_t>(yr) * p.ld_y + feat;
-    if (pair) {
-      v = __fmul_rn(silu(v), Cs[e * ld + f + bt.nf]);
-    } else if (mul) {
-      v = __fmul_rn(silu(*out), v);
+  // nf (= bt.nf) as a constant: the index splits are shifts, not integer divisions.
+  auto run = [&](auto nf_const) {
+    constexpr int nf = decltype(nf_const)::value;
+    for (int i = threadIdx.x; i < kTileCols * nf; i += NTHREADS) {
+      const int e = i / nf, f = i % nf;
+      const int yr = yrow[e], feat = bt.f0 + f;
+      if (yr < 0 || feat >= p.n_out) continue;
+      float v = Cs[e * ld + f];
+      float* out = p.y + static_cast<int64_t>(yr) * p.ld_y + feat;
+      if (pair) {
+        v = __fmul_rn(silu(v), Cs[e * ld + f + nf]);
+      } else if (mul) {
+        v = __fmul_rn(silu(*out), v);
+      }
+      *out = v;
+      Cs[e * ld + f] = v;  // only this thread reads or writes (e, f) and (e, f + nf)
     }
-    *out = v;
-    Cs[e * ld + f] = v;  // only this thread reads or writes (e, f) and (e, f + nf)
-  }
-  if (p.yq == nullptr) return;
-  __syncthreads();
-  // One warp per (position, 32-feature block), one value per lane.
-  const int lane = threadIdx.x % 32, blocks = bt.nf / 32;
-  for (int w = threadIdx.x / 32; w < kTileCols * blocks; w += NTHREADS / 32) {
-    const int e = w / blocks, blk = w - e * blocks;
-    const int yr = yrow[e], feat = bt.f0 + 32 * blk;
-    if (yr < 0 || feat >= p.n_out) continue;  // uniform over the warp
-    const float v = Cs[e * ld + 32 * blk + lane];
-    float amax = fabsf(v);
+    if (p.yq == nullptr) return;
+    __syncthreads();
+    // One warp per (position, 32-feature block), one value per lane.
+    constexpr int blocks = nf / 32;
+    const int lane = threadIdx.x % 32;
+    for (int w = threadIdx.x / 32; w < kTileCols * blocks; w += NTHREADS / 32) {
+      const int e = w / blocks, blk = w % blocks;
+      const int yr = yrow[e], feat = bt.f0 + 32 * blk;
+      if (yr < 0 || feat >= p.n_out) continue;  // uniform over the warp
+      const float v = Cs[e * ld + 32 * blk + lane];
+      float amax = fabsf(v);
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    const float d = __fdiv_rn(amax, 127.0f);
-    int q = 0;
-    if (d != 0.0f) {
-      float r = roundf(__fdiv_rn(v, d));
-      r = r < 127.0f ? r : 127.0f;
-      r = r > -127.0f ? r : -127.0f;
-      q = static_cast<int>(r);
-    }
-    int sum = q;
+      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      const float d = __fdiv_rn(amax, 127.0f);
+      int q = 0;
+      if (d != 0.0f) {
+        float r = roundf(__fdiv_rn(v, d));
+        r = r < 127.0f ? r : 127.0f;
+        r = r > -127.0f ? r : -127.0f;
+        q = static_cast<int>(r);
+      }
+      int sum = q;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    core::BlockQ8A* out = p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32;
-    out->qs[lane] = static_cast<int8_t>(q);
-    if (lane == 0) {
-      out->d = d;
-      out->sum = sum;
+      for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      core::BlockQ8A* out = p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32;
+      out->qs[lane] = static_cast<int8_t>(q);
+      if (lane == 0) {
+        out->d = d;
+        out->sum = sum;
+      }
     }
+  };
+  if (pair) {
+    run(std::integral_constant<int, ROWS / 2>{});
+  } else {
+    run(std::integral_constant<int, ROWS>{});
   }
 }
 
