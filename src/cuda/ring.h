@@ -18,6 +18,16 @@ namespace strata::cuda {
 // A CUDA event wait binds to the event's latest record at enqueue time, so a
 // load is enqueued only once the compute it waits for has been enqueued
 // (release_through), and a compute only after its load (loads run ahead).
+//
+// Host work per blob is what limits a stream-all chunk (the host enqueues a
+// layer's loads between its routing and its experts), so: one release event
+// per release_through call, not per slot; a load waits on a release event
+// only when the copy stream has not already waited on it; and consecutive
+// loads whose blobs are adjacent in the arena and whose slots are adjacent
+// go as one copy (up to kRunLoads), with one completion event for the run
+// (a compute waiting for any of its loads waits for the run: never for a
+// load whose slot a later compute must release, since a run is shorter than
+// the ring).
 class DeviceRing {
  public:
   struct Blob {
@@ -46,19 +56,23 @@ class DeviceRing {
   uint64_t device_bytes() const { return slots_.size(); }
   // Bytes of every load enqueued so far.
   uint64_t bytes_enqueued() const { return bytes_; }
-  // Blocks until the copy stream is idle.
-  void synchronize() const { copy_.synchronize(); }
 
  private:
-  void enqueue_load(int32_t j);
+  // Enqueues loads [enqueued_, end) in runs.
+  void enqueue_loads(int32_t end);
+  static constexpr int32_t kRunLoads = 16;
 
   int device_;
   int32_t n_slots_;
   uint64_t slot_bytes_;
   Stream copy_;
   DeviceBuffer slots_;
-  std::vector<Event> loaded_;    // per load of the schedule (grown on demand, reused)
-  std::vector<Event> released_;  // per slot: recorded after the last compute that read it
+  std::vector<Event> loaded_;       // per load of the schedule (grown on demand, reused); recorded at run ends
+  std::vector<int32_t> run_end_;    // per load: the last load of its run (whose event marks it landed)
+  std::vector<Event> releases_;     // n_slots + 1 release events, recorded round robin
+  std::vector<int32_t> slot_release_;  // per slot: the release event recorded after its last reader (-1: none)
+  int32_t next_release_ = 0;
+  int32_t copy_waited_ = -1;        // the release event the copy stream last waited on
   const prefill::RingSchedule* schedule_ = nullptr;
   Source source_;
   int32_t enqueued_ = 0;  // loads of this schedule on the copy stream
