@@ -100,7 +100,11 @@ uint64_t parse_byte_size(std::string_view text) {
   return whole * factor + part;
 }
 
-std::string format_gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0); }
+std::string format_bytes(uint64_t bytes) {
+  // Below 1 GiB, MiB: two decimals of a GiB would hide a small model's sizes and shortfalls.
+  if (bytes > 0 && bytes < (uint64_t(1) << 30)) return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0);
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
+}
 
 uint64_t align_up(uint64_t n, uint64_t align) {
   if (align == 0 || (align & (align - 1)) != 0) {

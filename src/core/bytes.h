@@ -15,8 +15,8 @@ namespace strata::core {
 // missing number, an unknown unit, a negative value or one above 2^64 - 1.
 uint64_t parse_byte_size(std::string_view text);
 
-// "12.50 GiB": two decimals, for error messages and logs.
-std::string format_gib(uint64_t bytes);
+// "12.50 GiB", or "31.25 MiB" below 1 GiB: two decimals, for error messages and logs.
+std::string format_bytes(uint64_t bytes);
 
 // Smallest multiple of align that is >= n. align must be a power of two.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) when it is not, or when the

@@ -169,8 +169,8 @@ void check_fit(const PartitionPlan& plan, const std::string& what) {
        "{}: stage {} (device {}, layers {}-{}) needs {} (embedding/head {} + layers {} + prompt buffers and ring {}) "
        "but its budget is {}: {} short",
        what, worst->device, worst->device, worst->first_layer, worst->end_layer() - 1,
-       format_gib(worst->needed_bytes()), format_gib(worst->fixed_bytes), format_gib(worst->layer_bytes),
-       format_gib(worst->reserve_bytes), format_gib(worst->budget), format_gib(worst->needed_bytes() - worst->budget));
+       format_bytes(worst->needed_bytes()), format_bytes(worst->fixed_bytes), format_bytes(worst->layer_bytes),
+       format_bytes(worst->reserve_bytes), format_bytes(worst->budget), format_bytes(worst->needed_bytes() - worst->budget));
 }
 
 void check_input(const PartitionInput& in) {

@@ -136,9 +136,9 @@ PlacementPlan plan_placement(const PlacementInput& in) {
       fail(STRATA_ERR_OUT_OF_MEMORY,
            "placement: the device needs {} but its budget is {}: {} short (fixed {} + dense {} + KV {} + prompt "
            "buffers {} + ring {} x {})",
-           format_gib(need), format_gib(in.budget), format_gib(need - in.budget), format_gib(p.fixed_bytes),
-           format_gib(p.dense_bytes), format_gib(p.kv_bytes), format_gib(p.prompt_bytes), min_slots,
-           format_gib(p.slot_bytes));
+           format_bytes(need), format_bytes(in.budget), format_bytes(need - in.budget), format_bytes(p.fixed_bytes),
+           format_bytes(p.dense_bytes), format_bytes(p.kv_bytes), format_bytes(p.prompt_bytes), min_slots,
+           format_bytes(p.slot_bytes));
     }
     const int32_t cap =
         in.max_slots > 0 ? in.max_slots : std::max(in.min_slots, static_cast<int32_t>(2 * max_per_layer));

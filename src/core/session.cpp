@@ -3,14 +3,36 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace strata::core {
 namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// STRATA_PREFILL_TIMING=1 (read once): every prompt's phases on stderr.
+bool prefill_timing() {
+  static const bool on = [] {
+    const char* v = std::getenv("STRATA_PREFILL_TIMING");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return on;
+}
+
+void log_phases(const SessionStats& s) {
+  const PhaseTimes& p = s.phases;
+  log_info("prompt {} tokens in {:.1f} ms ({:.0f} tok/s): attention {:.1f}, routing {:.1f}, grouping {:.1f}, "
+           "stream wait {:.1f}, experts {:.1f}, combine {:.1f}, transfer {:.1f}, other {:.1f} ms; {:.2f} GB streamed "
+           "({:.1f} GB/s over the prompt)",
+           s.prompt_tokens, s.prompt_ms, s.prompt_ms > 0 ? s.prompt_tokens / (s.prompt_ms / 1000) : 0.0,
+           p.attention_ms, p.routing_ms, p.grouping_ms, p.stream_wait_ms, p.expert_ms, p.combine_ms, p.transfer_ms,
+           p.other_ms, p.bytes_streamed / 1e9, s.prompt_ms > 0 ? p.bytes_streamed / (s.prompt_ms * 1e6) : 0.0);
 }
 
 }  // namespace
@@ -97,6 +119,7 @@ void Session::prompt(std::span<const int32_t> tokens, const LogitsFn& each) {
     pipeline_->run(chunks_, sink, stats_.phases, expert_counts_.data(), cancel_);
     stats_.prompt_tokens = total;
     stats_.prompt_ms = ms_since(t0);
+    if (prefill_timing()) log_phases(stats_);
   });
 }
 

@@ -63,8 +63,8 @@ std::vector<StageBuffers> lend(const BufferShape& shape, const std::vector<LendS
     if (out.back().total > s.budget) {
       fail(STRATA_ERR_OUT_OF_MEMORY,
            "prompt buffers of stage {}: {} for chunk {} and a ring of {} x {} exceed the {} reserved: {} short", i,
-           format_gib(out.back().total), shape.chunk, s.n_slots, format_gib(out.back().slot_bytes),
-           format_gib(s.budget), format_gib(out.back().total - s.budget));
+           format_bytes(out.back().total), shape.chunk, s.n_slots, format_bytes(out.back().slot_bytes),
+           format_bytes(s.budget), format_bytes(out.back().total - s.budget));
     }
   }
   return out;

@@ -196,7 +196,7 @@ class CudaBackend final : public core::Backend {
       core::log_info("cuda: layers {}..{}: {} experts resident, {} streamed from {} of pinned host memory ({:.1f} "
                      "GB/s measured) through a ring of {} slots per session",
                      plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(),
-                     core::format_gib(p.arena_bytes), weights_.link_GBps, p.ring_slots);
+                     core::format_bytes(p.arena_bytes), weights_.link_GBps, p.ring_slots);
       core::log_info("cuda: decode computes streamed experts on {} CPU threads at {:.1f} GB/s of weights",
                      model.n_threads(), weights_.cpu_GBps);
     }

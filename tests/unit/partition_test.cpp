@@ -251,7 +251,7 @@ TEST_CASE("partition: errors") {
     INFO(msg);
     CHECK(msg.find("stage 1") != std::string::npos);
     CHECK(msg.find("layers 18-47") != std::string::npos);
-    CHECK(msg.find("0.43 GiB short") != std::string::npos);  // 3000 + 512 MiB - 3 GiB
+    CHECK(msg.find("440.00 MiB short") != std::string::npos);  // 3000 + 512 MiB - 3 GiB
   }
   tight.split = parse_layer_split("auto");
   check_plan(tight, plan_partition(tight));
@@ -266,7 +266,7 @@ TEST_CASE("partition: errors") {
     const std::string msg = e.what();
     INFO(msg);
     CHECK(msg.find("(closest: 24,24)") != std::string::npos);
-    CHECK(msg.find("0.84 GiB short") != std::string::npos);  // 2400 + 512 MiB - 2 GiB
+    CHECK(msg.find("864.00 MiB short") != std::string::npos);  // 2400 + 512 MiB - 2 GiB
   }
 }
 

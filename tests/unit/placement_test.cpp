@@ -157,7 +157,7 @@ TEST_CASE("placement: over budget is an OUT_OF_MEMORY error naming the shortfall
     const std::string msg = e.what();
     CHECK(msg.find("short") != std::string::npos);
     CHECK(msg.find("ring 3 x") != std::string::npos);
-    CHECK(msg.find("GiB") != std::string::npos);
+    CHECK(msg.find("MiB") != std::string::npos);  // small sizes in MiB
   }
   // A budget far below the dense part: the shortfall figure is the difference.
   in.dense_bytes.assign(4, uint64_t{3} << 30);
@@ -335,6 +335,8 @@ TEST_CASE("bytes: alignment, checked arithmetic, GiB text") {
   CHECK_THROWS_AS(add_bytes(UINT64_MAX, 1), Error);
   CHECK(mul_bytes(0, UINT64_MAX) == 0);
   CHECK_THROWS_AS(mul_bytes(1ull << 32, 1ull << 32), Error);
-  CHECK(format_gib(3ull << 29) == "1.50 GiB");
-  CHECK(format_gib(0) == "0.00 GiB");
+  CHECK(format_bytes(3ull << 29) == "1.50 GiB");
+  CHECK(format_bytes(0) == "0.00 GiB");
+  CHECK(format_bytes(3ull << 19) == "1.50 MiB");  // small sizes stay readable
+  CHECK(format_bytes(1ull << 30) == "1.00 GiB");
 }

@@ -313,12 +313,12 @@ class CpuBackend final : public Backend {
     try {
       streamed_->arena.reset(new uint8_t[p.arena_bytes]);
     } catch (const std::bad_alloc&) {
-      fail(STRATA_ERR_OUT_OF_MEMORY, "cpu: the host arena of the streamed experts needs {}", format_gib(p.arena_bytes));
+      fail(STRATA_ERR_OUT_OF_MEMORY, "cpu: the host arena of the streamed experts needs {}", format_bytes(p.arena_bytes));
     }
     fill_arena(model, streamed_->experts, streamed_->arena.get(), progress);
     log_info("cpu: layers {}..{}: {} experts resident, {} streamed through a ring of {} slots ({} arena)",
              plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(), p.ring_slots,
-             format_gib(p.arena_bytes));
+             format_bytes(p.arena_bytes));
   }
   const char* name() const override { return "cpu"; }
   ExpertResidency residency() const override {
