@@ -18,6 +18,8 @@ void EngineOptions::add_to(CLI::App& app) {
   app.add_option("--vram-budget", vram_budget, "VRAM budget per device, e.g. 12GiB (default: free memory minus a reserve)");
   app.add_option("--peer-device", peer_device, "Index of a peer device that takes a share of the streamed experts");
   app.add_option("-t,--threads", threads, "CPU threads (default: all)");
+  app.add_option("--adapt-swaps", adapt_swaps,
+                 "Streamed experts swapped into VRAM per prompt by usage (adaptive residency; 0 disables)");
   app.add_option("--kv", kv, "KV cache type: f16 or int8")->check(CLI::IsMember({"f16", "int8"}));
   app.add_option("--chunk", chunk, "Prompt chunk size in tokens (default 2048)");
   app.add_flag("--no-pipeline", no_pipeline, "With several stages, run one chunk at a time through all of them");
@@ -32,6 +34,7 @@ strata::ModelParams EngineOptions::model_params(bool bar) const {
   p.layer_split = layer_split;
   p.vram_budget = vram_budget.empty() ? 0 : parse_size(vram_budget);
   p.peer_device = peer_device;
+  p.adapt_swaps = adapt_swaps;
   p.n_threads = threads;
   if (bar) p.progress = [](uint64_t d, uint64_t t) { return progress_bar("loading", d, t); };
   return p;

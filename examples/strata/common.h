@@ -20,6 +20,7 @@ struct EngineOptions {
   std::string kv = "f16";
   int32_t chunk = 0;
   bool no_pipeline = false;
+  int32_t adapt_swaps = 16;
   double decode_cpu_share = -1;
   int32_t ctx = 0;
 

@@ -104,6 +104,8 @@ typedef struct strata_model_params {
   uint64_t vram_budget;         /* bytes per device; 0 = free memory minus a reserve */
   int32_t n_threads;            /* CPU threads; 0 = all hardware threads */
   int32_t peer_device;          /* index into devices of a peer card; -1 = none */
+  int32_t adapt_swaps;          /* adaptive residency: streamed experts swapped in for resident ones
+                                   before each prompt (by decayed usage); 0 disables; default 16 */
   strata_progress_fn progress;  /* load progress (bytes), may be NULL */
   void* progress_user_data;
 } strata_model_params;

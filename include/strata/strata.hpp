@@ -67,6 +67,7 @@ struct ModelParams {
   uint64_t vram_budget = 0;
   int32_t n_threads = 0;
   int32_t peer_device = -1;
+  int32_t adapt_swaps = 16;  // adaptive residency swaps per prompt; 0 disables
   detail::Progress progress;  // bytes loaded
 };
 
@@ -190,6 +191,7 @@ class Model {
     c.vram_budget = p.vram_budget;
     c.n_threads = p.n_threads;
     c.peer_device = p.peer_device;
+    c.adapt_swaps = p.adapt_swaps;
     if (p.progress) {
       c.progress = detail::progress_trampoline;
       c.progress_user_data = const_cast<detail::Progress*>(&p.progress);

@@ -126,6 +126,7 @@ STRATA_API void strata_model_params_init(strata_model_params* p) {
   std::memset(p, 0, sizeof(*p));
   p->struct_size = sizeof(*p);
   p->peer_device = -1;
+  p->adapt_swaps = 16;
 }
 
 STRATA_API strata_status strata_model_load(const char* path, const strata_model_params* params,
@@ -143,6 +144,7 @@ STRATA_API strata_status strata_model_load(const char* path, const strata_model_
     o.vram_budget = p->vram_budget;
     o.n_threads = p->n_threads;
     o.peer_device = p->peer_device;
+    o.adapt_swaps = p->adapt_swaps;
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto m = std::make_unique<strata_model>();
     m->model = strata::core::Model::load(path, o);

@@ -86,6 +86,14 @@ class Backend {
   // Device memory the stage's weights take; 0 on the CPU.
   virtual uint64_t device_bytes() const { return 0; }
   virtual ExpertResidency residency() const = 0;
+  // Between requests, with no executor of the model running: adds the rows
+  // routed since the last call (routed[layer * n_expert + e], all of the
+  // model's layers) to the decayed usage of the stage's experts and swaps up
+  // to max_swaps of them (residency.h). Executors see the change at their next
+  // forward (generation()). No-op where nothing streams.
+  virtual void adapt(std::span<const uint64_t> routed, int32_t max_swaps) { (void)routed, (void)max_swaps; }
+  // Counts the adapt() calls that changed the residency.
+  virtual uint64_t generation() const { return 0; }
   // Route memory of `floats` elements that this backend's devices and every
   // other stage's can read and write.
   virtual std::unique_ptr<RouteBuffer> new_route(size_t floats) const;

@@ -55,6 +55,7 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
     blob_bytes = std::max(blob_bytes, blob);
     in.expert_bytes.emplace_back(static_cast<size_t>(c.n_expert), blob);
   }
+  in.arena_holds_resident = memory.adaptive;
   in.kv_bytes = uint64_t(2) * ctx * c.n_head_kv * (c.head_dim_k + c.head_dim_v) * stage.n_layers;
 
   // Prompt buffers: the MoE buffers of stage_buffers.h plus attention's (q, k, v, attention out, o, the residual).
@@ -99,9 +100,10 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   return out;
 }
 
-StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget) {
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget, bool adaptive) {
   StageMemory memory;
   memory.budget = budget;
+  memory.adaptive = adaptive;
   StageExperts small = place_stage_experts(model, stage, memory);
   if (!small.streams()) return small;
   memory.chunk = kStreamingChunk;
@@ -125,13 +127,27 @@ uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t
 
 void fill_arena(const Model& model, const StageExperts& x, uint8_t* arena, const ProgressFn& progress) {
   uint64_t done = 0;
-  for (const ExpertRef& r : x.plan.streamed) {
-    const BlobLayout& b = x.layouts[r.layer];
-    pack_blob(model.weights().layers[x.stage.first_layer + r.layer], b, r.expert,
-              arena + x.arena_offset(r.layer, r.expert));
-    done += b.bytes;
-    if (progress && !progress(done, x.plan.arena_bytes)) fail(STRATA_ABORTED, "model: load cancelled");
+  for (int32_t l = 0; l < x.plan.n_layer; ++l) {
+    for (int32_t e = 0; e < x.plan.n_experts(l); ++e) {
+      if (x.arena_offset(l, e) == UINT64_MAX) continue;
+      const BlobLayout& b = x.layouts[l];
+      pack_blob(model.weights().layers[x.stage.first_layer + l], b, e, arena + x.arena_offset(l, e));
+      done += b.bytes;
+      if (progress && !progress(done, x.plan.arena_bytes)) fail(STRATA_ABORTED, "model: load cancelled");
+    }
   }
+}
+
+std::vector<uint64_t> StageExperts::blob_bytes() const {
+  std::vector<uint64_t> bytes(plan.resident.size());
+  for (int32_t l = 0; l < plan.n_layer; ++l)
+    for (int32_t e = 0; e < plan.n_experts(l); ++e) bytes[plan.index(l, e)] = layouts[l].bytes;
+  return bytes;
+}
+
+void StageExperts::apply(std::span<const ExpertSwap> swaps) {
+  apply_swaps(plan, swaps, blob_bytes());
+  for (int32_t l = 0; l < plan.n_layer; ++l) streamed[l] = plan.streamed_mask(l);
 }
 
 ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena) {
@@ -140,13 +156,16 @@ ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena) {
   p.gate.assign(n, nullptr);
   p.up.assign(n, nullptr);
   p.down.assign(n, nullptr);
-  for (const ExpertRef& r : x.plan.streamed) {
-    const size_t i = static_cast<size_t>(x.plan.index(r.layer, r.expert));
-    const uint8_t* blob = arena + x.arena_offset(r.layer, r.expert);
-    const BlobLayout& b = x.layouts[r.layer];
-    p.gate[i] = blob + b.gate;
-    p.up[i] = blob + b.up;
-    p.down[i] = blob + b.down;
+  for (int32_t l = 0; l < x.plan.n_layer; ++l) {
+    for (int32_t e = 0; e < x.plan.n_experts(l); ++e) {
+      if (x.arena_offset(l, e) == UINT64_MAX) continue;
+      const size_t i = static_cast<size_t>(x.plan.index(l, e));
+      const uint8_t* blob = arena + x.arena_offset(l, e);
+      const BlobLayout& b = x.layouts[l];
+      p.gate[i] = blob + b.gate;
+      p.up[i] = blob + b.up;
+      p.down[i] = blob + b.down;
+    }
   }
   return p;
 }

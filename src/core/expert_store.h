@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/arch.h"
 #include "core/model.h"
 #include "core/partition.h"
 #include "core/placement.h"
+#include "core/residency.h"
 #include "core/weights.h"
 #include "prefill/ring.h"
 #include "prefill/row_table.h"
@@ -41,6 +43,7 @@ struct StageMemory {
   uint64_t budget = 0;              // the device's budget for this stage (bytes)
   int32_t chunk = kResidentChunk;   // prompt chunk the buffers are sized for
   int32_t n_ctx = 0;                // context the KV cache is sized for; 0 = min(n_ctx_train, 4096)
+  bool adaptive = false;            // residency adapts: the arena holds every expert, the resident ones too
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
@@ -53,6 +56,10 @@ struct StageExperts {
 
   bool streams() const { return plan.ring_slots > 0; }
   uint64_t arena_offset(int32_t layer, int32_t expert) const { return plan.arena_offset[plan.index(layer, expert)]; }
+  // Blob bytes per flat expert index (residency.h's sizes).
+  std::vector<uint64_t> blob_bytes() const;
+  // Applies adaptive-residency swaps to the plan and the streamed masks.
+  void apply(std::span<const ExpertSwap> swaps);
 };
 
 // The experts of one stage's layers: dense weights, KV (F16) and prompt
@@ -64,21 +71,21 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
 // The placement a backend uses: sized for kResidentChunk; when that streams
 // experts, sized again for kStreamingChunk, unless the bigger buffers do not
 // fit the budget (then the first). Errors as place_stage_experts.
-StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget);
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget, bool adaptive);
 
 // The smallest budget at which the stage runs with every expert streamed
 // through a ring of n_slots slots: its dense part, KV and prompt buffers (as
 // place_stage_experts counts them) plus the slots.
 uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t n_slots, const StageMemory& memory);
 
-// Packs every streamed blob into `arena` (plan.arena_bytes bytes) at its
-// arena offset, reporting bytes done through progress (which may stop it:
-// Error(ABORTED)).
+// Packs every blob with an arena offset (the streamed ones; all when
+// adaptive) into `arena` (plan.arena_bytes bytes), reporting bytes done
+// through progress (which may stop it: Error(ABORTED)).
 void fill_arena(const Model& model, const StageExperts& experts, uint8_t* arena, const ProgressFn& progress);
 
-// Where the CPU finds each streamed expert's matrices in an arena:
-// [layer * n_expert + expert] of the gate, up and down pointer tables
-// (cpu::ExpertTensor::ptrs), null for resident experts.
+// Where the CPU finds each expert's matrices in an arena: [layer * n_expert +
+// expert] of the gate, up and down pointer tables (cpu::ExpertTensor::ptrs),
+// null for an expert without an arena copy.
 struct ArenaPointers {
   std::vector<const uint8_t*> gate, up, down;
 };

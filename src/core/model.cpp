@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "core/cpu/forward.h"
@@ -40,6 +41,8 @@ std::vector<uint64_t> gpu_free_bytes(const std::vector<LogicalDevice>& devices) 
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOptions& options) {
   if (options.n_threads < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "model: n_threads must be >= 0, got {}", options.n_threads);
+  if (options.adapt_swaps < 0)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "model: adapt_swaps must be >= 0, got {}", options.adapt_swaps);
   std::vector<LogicalDevice> devices = parse_devices(options.devices);
   if (options.devices.empty() && devices.front().is_cpu())
     log_info("no CUDA device found; using the CPU backend");
@@ -58,6 +61,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
     fail(STRATA_ERR_FORMAT, "model: the vocabulary has {} tokens but token_embd has only {} rows",
          m->tokenizer_->n_vocab(), m->config_.n_vocab);
   m->eot_ = m->tokenizer_->find("<|im_end|>").value_or(m->tokenizer_->eos());
+  m->adapt_swaps_ = options.adapt_swaps;
   m->n_threads_ = options.n_threads > 0 ? options.n_threads
                                         : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 
@@ -80,10 +84,11 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
     if (stage.device.is_cpu()) {
       // The CPU backend reads the weights in place from the mapping; with a
       // budget, the experts beyond it stream from a host arena.
-      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, progress);
+      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, options.adapt_swaps > 0, progress);
     } else {
 #ifdef STRATA_HAVE_CUDA
-      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget, progress);
+      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget,
+                                         options.adapt_swaps > 0, progress);
 #else
       fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
 #endif
@@ -103,6 +108,14 @@ uint64_t Model::device_bytes() const {
   uint64_t n = 0;
   for (const Stage& s : stages_) n += s.backend->device_bytes();
   return n;
+}
+
+bool Model::adapt(std::span<const uint64_t> routed) const {
+  if (adapt_swaps_ == 0) return false;
+  std::unique_lock lock(residency_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;  // another session is running: adapt at a later request
+  for (const Stage& s : stages_) s.backend->adapt(routed, adapt_swaps_);
+  return true;
 }
 
 ExpertResidency Model::residency() const {

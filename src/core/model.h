@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct ModelOptions {
   std::string devices;      // "", "cpu", "0", "0,1", "0,0"
   std::string layer_split;  // "", "auto", "24,24"
   uint64_t vram_budget = 0;
+  // Streamed experts swapped in for resident ones per request (adaptive
+  // residency, residency.h); 0 disables it.
+  int32_t adapt_swaps = 16;
   int32_t n_threads = 0;  // 0: all hardware threads
   int32_t peer_device = -1;
   ProgressFn progress;
@@ -59,6 +64,14 @@ class Model {
   // smallest planned chunk of a streaming stage (2048 when none streams): the
   // sessions' default chunk.
   ExpertResidency residency() const;
+  // Adaptive residency between requests: with no session of the model
+  // running a prompt or a decode step (else it does nothing and returns
+  // false), passes the rows routed since the caller's last request to every
+  // stage (Backend::adapt). Sessions call it before each prompt.
+  bool adapt(std::span<const uint64_t> routed) const;
+  // Held (shared) by a session while it runs chunks: adapt() waits for none.
+  std::shared_mutex& residency_mutex() const { return residency_mutex_; }
+
   // Makes route memory (executor.h) every stage can read and write: from the
   // first stage on a GPU when there is one.
   std::unique_ptr<RouteBuffer> new_route(size_t floats) const;
@@ -76,6 +89,8 @@ class Model {
   std::vector<LogicalDevice> devices_;
   int32_t n_threads_ = 1;
   int32_t eot_ = -1;
+  int32_t adapt_swaps_ = 0;
+  mutable std::shared_mutex residency_mutex_;
   std::vector<Stage> stages_;  // last: destroyed first, their backends refer to the members above
 };
 

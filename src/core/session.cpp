@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <shared_mutex>
 #include <cstdlib>
 #include <string_view>
 
@@ -53,6 +55,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
          options_.decode_cpu_share);
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
+  adapted_counts_ = expert_counts_;
 }
 
 void Session::check_tokens(std::span<const int32_t> tokens) const {
@@ -85,6 +88,11 @@ void Session::run_guarded(const std::function<void()>& body) {
 
 void Session::prompt(std::span<const int32_t> tokens, const LogitsFn& each) {
   check_tokens(tokens);
+  // A new request: the model may move hot streamed experts into VRAM first.
+  std::vector<uint64_t> routed(expert_counts_.size());
+  for (size_t i = 0; i < routed.size(); ++i) routed[i] = expert_counts_[i] - adapted_counts_[i];
+  if (model_->adapt(routed)) adapted_counts_ = expert_counts_;
+  std::shared_lock running(model_->residency_mutex());
   run_guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
     const int32_t n_vocab = model_->config().n_vocab;
@@ -125,6 +133,7 @@ void Session::prompt(std::span<const int32_t> tokens, const LogitsFn& each) {
 
 std::span<const float> Session::decode(int32_t token) {
   check_tokens(std::span<const int32_t>(&token, 1));
+  std::shared_lock running(model_->residency_mutex());
   run_guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
     const Pipeline::Chunk chunk{std::span<const int32_t>(&token, 1), n_past_, 0};
@@ -152,6 +161,7 @@ void Session::reset() {
   logits_.clear();
   stats_ = SessionStats{};
   std::fill(expert_counts_.begin(), expert_counts_.end(), 0);
+  std::fill(adapted_counts_.begin(), adapted_counts_.end(), 0);
 }
 
 }  // namespace strata::core

@@ -71,6 +71,7 @@ class Session {
   std::vector<float> next_logits_;  // decode writes here first: a failed step keeps logits_
   std::vector<Pipeline::Chunk> chunks_;
   std::vector<uint64_t> expert_counts_;
+  std::vector<uint64_t> adapted_counts_;  // expert_counts_ at the last adaptive-residency call
   int32_t n_past_ = 0;
   bool failed_ = false;
   std::atomic<bool> cancel_{false};

@@ -11,6 +11,7 @@
 #include "core/cpu/moe.h"
 #include "core/fp16.h"
 #include "core/log.h"
+#include "core/residency.h"
 #include "core/thread_pool.h"
 #include "cuda/check.h"
 #include "cuda/executor.h"
@@ -62,12 +63,12 @@ class MappedRoute final : public core::RouteBuffer {
 
 class CudaBackend final : public core::Backend {
  public:
-  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, uint64_t budget,
+  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, uint64_t budget, bool adaptive,
               const core::ProgressFn& progress)
       : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
     if (model.config().n_expert > 0) {
-      core::StageExperts experts = core::place_for_default_chunk(model, plan, budget);
+      core::StageExperts experts = core::place_for_default_chunk(model, plan, budget, adaptive);
       if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
     }
     const bool streaming = weights_.experts != nullptr;
@@ -205,6 +206,32 @@ class CudaBackend final : public core::Backend {
   }
 
   const char* name() const override { return "cuda"; }
+
+  // Swaps copy each incoming expert's blob from the arena over the outgoing
+  // one's VRAM, on a side stream; no executor runs meanwhile (Model::adapt).
+  void adapt(std::span<const uint64_t> routed, int32_t max_swaps) override {
+    if (!weights_.experts) return;
+    core::StageExperts& x = *weights_.experts;
+    const auto n = static_cast<size_t>(model_.config().n_expert);
+    if (usage_.empty()) usage_.assign(x.plan.resident.size(), 0.0);
+    core::decay_usage(usage_, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
+    const std::vector<core::ExpertSwap> swaps = core::plan_swaps(x.plan, usage_, x.blob_bytes(), max_swaps);
+    if (swaps.empty()) return;
+    ScopedDevice scope(device_);
+    Stream side(device_);
+    for (const core::ExpertSwap& s : swaps) {
+      const size_t li = s.in / n, ei = s.in % n, lo = s.out / n, eo = s.out % n;
+      const uint8_t* vram = weights_.layers[lo].blobs[eo];
+      copy_async(const_cast<uint8_t*>(vram), weights_.arena.as<uint8_t>() + x.arena_offset(li, ei),
+                 x.layouts[li].bytes, side.get());
+      weights_.layers[li].blobs[ei] = vram;
+      weights_.layers[lo].blobs[eo] = nullptr;
+    }
+    side.synchronize();
+    x.apply(swaps);
+    ++weights_.generation;
+  }
+  uint64_t generation() const override { return weights_.generation; }
   core::ExpertResidency residency() const override {
     core::ExpertResidency r;
     if (!weights_.experts) {
@@ -295,6 +322,7 @@ class CudaBackend final : public core::Backend {
   const core::Model& model_;
   int device_;
   core::StagePlan plan_;
+  std::vector<double> usage_;  // decayed routed rows per flat expert (adaptive residency)
   DeviceBuffer storage_;
   DeviceWeights weights_;
 };
@@ -302,8 +330,8 @@ class CudaBackend final : public core::Backend {
 }  // namespace
 
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget, const core::ProgressFn& progress) {
-  return std::make_unique<CudaBackend>(model, device, plan, budget, progress);
+                                            uint64_t budget, bool adaptive, const core::ProgressFn& progress) {
+  return std::make_unique<CudaBackend>(model, device, plan, budget, adaptive, progress);
 }
 
 }  // namespace strata::cuda

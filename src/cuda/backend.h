@@ -43,18 +43,19 @@ struct DeviceWeights {
   HostBuffer arena;
   double link_GBps = 0;  // pinned host-to-device copies, measured at load
   double cpu_GBps = 0;   // expert weights the CPU computes through per second (decode rows), measured at load
+  uint64_t generation = 0;  // residency changes so far (adaptive residency): executors re-read `blobs` when it moves
 };
 
 // Uploads the weights of one stage (its layers; the embedding when it is the
 // first, the output norm and head when it is the last) to `device` and
 // returns the backend. The experts that do not fit `budget` (bytes, after
 // the dense weights, a KV cache and prompt buffers: core::place_stage_experts)
-// are packed into pinned host memory and stream through each session's ring.
+// are packed into pinned host memory and stream through each session's ring;
+// adaptive: every expert has a host copy and Backend::adapt swaps residency.
 // Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
 // weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
 // progress returns false.
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget,
-                                            const core::ProgressFn& progress);
+                                            uint64_t budget, bool adaptive, const core::ProgressFn& progress);
 
 }  // namespace strata::cuda

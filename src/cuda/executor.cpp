@@ -135,9 +135,7 @@ class CudaExecutor final : public core::Executor {
       const size_t n_ptrs = static_cast<size_t>(plan_.n_layers) * 3 * c_.n_expert;
       h_ptrs_ = HostBuffer(n_ptrs * sizeof(const uint8_t*));
       d_ptrs_ = DeviceBuffer(device, n_ptrs * sizeof(const uint8_t*));
-      for (int32_t l = 0; l < plan_.n_layers; ++l)
-        for (int32_t e = 0; e < c_.n_expert; ++e) set_expert_ptrs(l, e, w_.layers[l].blobs[e]);
-      copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), stream_.get());
+      point_residents();
       stream_.synchronize();
       // Decode computes part of the streamed experts on the CPU, from the arena.
       arena_ptrs_ = core::arena_pointers(*w_.experts, w_.arena.as<uint8_t>());
@@ -198,6 +196,7 @@ class CudaExecutor final : public core::Executor {
     h_tp[2 * T] = pos0 + static_cast<int32_t>(T);
     copy_async(tok_pos_.data(), h_tp, (2 * T + 1) * sizeof(int32_t), s);
 
+    if (ring_ && generation_ != w_.generation) point_residents();
     const uint64_t streamed0 = ring_ ? ring_->bytes_enqueued() : 0;
     if (exec)
       exec->launch(s);
@@ -485,6 +484,16 @@ class CudaExecutor final : public core::Executor {
     ptrs_of(layer, 1)[e] = blob ? blob + b.up : nullptr;
     ptrs_of(layer, 2)[e] = blob ? blob + b.down : nullptr;
   }
+  // The resident experts' blobs into the pointer tables (streamed ones: null
+  // until a schedule names their slot), uploaded on the stream; again after
+  // the residency changed.
+  void point_residents() {
+    for (int32_t l = 0; l < plan_.n_layers; ++l)
+      for (int32_t e = 0; e < c_.n_expert; ++e) set_expert_ptrs(l, e, w_.layers[l].blobs[e]);
+    copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), stream_.get());
+    generation_ = w_.generation;
+  }
+
   // A streamed expert lives in its compute's slot for the schedule.
   void set_slot_ptrs(int32_t layer, const prefill::RingCompute& c) { set_expert_ptrs(layer, c.expert, ring_->slot(c.slot)); }
 
@@ -663,6 +672,7 @@ class CudaExecutor final : public core::Executor {
   DeviceBuffer d_ptrs_;
   // Decode's CPU share of the streamed experts.
   double cpu_share_ = 0;
+  uint64_t generation_ = 0;  // of the residency the pointer tables reflect
   core::ArenaPointers arena_ptrs_;
   std::unique_ptr<core::ThreadPool> cpu_pool_;
   HostBuffer h_xn_, h_y_;

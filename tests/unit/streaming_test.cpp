@@ -1,6 +1,7 @@
 // Expert streaming on the CPU backend: a budget that leaves experts out of "VRAM" sends them through the ring
 // (host arena -> slots on a copy thread); the logits equal the all-resident run's bit for bit.
 #include <cstring>
+#include <shared_mutex>
 
 #include "catch.hpp"
 #include "core/error.h"
@@ -127,4 +128,71 @@ TEST_CASE("streaming under a layer split: two CPU stages, each with its own ring
   const Run got = run(load(budget, "cpu,cpu", "auto"), 30, 8);
   CHECK(same_bits(got.logits, ref.logits));
   CHECK(got.stats.phases.bytes_streamed > 0);
+}
+
+namespace {
+
+struct Sequence {
+  std::vector<float> logits;      // every prompt's last logits
+  std::vector<uint64_t> streamed;  // bytes each prompt streamed
+  uint64_t generation = 0;         // residency changes at the end
+};
+
+// Four prompts in one session, chunks of 5 tokens (each layer streams what it routes).
+Sequence run_sequence(std::shared_ptr<const Model> m) {
+  SessionOptions o;
+  o.n_ctx = 128;
+  o.chunk_size = 5;
+  Session s(m, o);
+  Sequence q;
+  for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+    s.prompt(strata::test::lcg_tokens(m->config().n_vocab, 25, seed));
+    const auto l = s.logits();
+    q.logits.insert(q.logits.end(), l.begin(), l.end());
+    q.streamed.push_back(s.stats().phases.bytes_streamed);
+  }
+  q.generation = m->stages()[0].backend->generation();
+  return q;
+}
+
+std::shared_ptr<const Model> load_adaptive(uint64_t budget, int32_t swaps) {
+  ModelOptions o;
+  o.devices = "cpu";
+  o.vram_budget = budget;
+  o.adapt_swaps = swaps;
+  o.n_threads = 2;
+  return Model::load(model_path(), o);
+}
+
+}  // namespace
+
+TEST_CASE("adaptive residency: hot experts move in between prompts, results unchanged, deterministic") {
+  const Budgets b = budgets();
+  const Sequence fixed = run_sequence(load_adaptive(b.half_resident, 0));
+  const Sequence adaptive = run_sequence(load_adaptive(b.half_resident, 4));
+  CHECK(fixed.generation == 0);
+  CHECK(adaptive.generation > 0);
+  // Residency never changes results.
+  CHECK(same_bits(adaptive.logits, fixed.logits));
+  // The first prompt runs before any usage is known; after it the hot experts are resident and less streams.
+  CHECK(adaptive.streamed[0] == fixed.streamed[0]);
+  uint64_t after_fixed = 0, after_adaptive = 0;
+  for (size_t i = 1; i < fixed.streamed.size(); ++i) {
+    after_fixed += fixed.streamed[i];
+    after_adaptive += adaptive.streamed[i];
+  }
+  CHECK(after_adaptive < after_fixed);
+  // The same requests give the same swaps.
+  const Sequence again = run_sequence(load_adaptive(b.half_resident, 4));
+  CHECK(again.streamed == adaptive.streamed);
+  CHECK(again.generation == adaptive.generation);
+  // Residency counts are preserved by swaps.
+  const auto m = load_adaptive(b.half_resident, 4);
+  const ExpertResidency before = m->residency();
+  run_sequence(m);
+  CHECK(m->residency().resident == before.resident);
+  CHECK(m->residency().streamed == before.streamed);
+  // Never while a session runs: the swap waits for a later request.
+  const std::shared_lock running(m->residency_mutex());
+  CHECK_FALSE(m->adapt(std::vector<uint64_t>(static_cast<size_t>(m->config().n_layer) * m->config().n_expert, 9)));
 }

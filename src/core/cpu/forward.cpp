@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/expert_store.h"
 #include "core/log.h"
+#include "core/residency.h"
 #include "core/executor.h"
 #include "core/kv_cache.h"
 #include "core/model.h"
@@ -60,6 +61,8 @@ class NormWeights {
 struct CpuStreamed {
   StageExperts experts;
   std::unique_ptr<uint8_t[]> arena;
+  std::vector<double> usage;  // decayed routed rows per flat expert (adaptive residency)
+  uint64_t generation = 0;    // residency changes so far
 };
 
 class CpuExecutor final : public Executor {
@@ -80,13 +83,26 @@ class CpuExecutor final : public Executor {
     if (streamed_) {
       const PlacementPlan& p = streamed_->experts.plan;
       ring_ = std::make_unique<cpu::CpuRing>(p.ring_slots, p.slot_bytes);
-      // Pointer tables: resident experts in place in the mapping; streamed ones are set as their slot fills.
-      for (const TensorRef LayerWeights::*t : {&LayerWeights::gate_exps, &LayerWeights::up_exps, &LayerWeights::down_exps}) {
-        std::vector<const uint8_t*>& table = ptrs_.emplace_back(static_cast<size_t>(plan.n_layers) * c_.n_expert);
-        for (int32_t l = 0; l < plan.n_layers; ++l)
-          for (int32_t e = 0; e < c_.n_expert; ++e) table[l * c_.n_expert + e] = (w_.layers[plan.first_layer + l].*t).expert(e);
+      ptrs_.assign(3, std::vector<const uint8_t*>(static_cast<size_t>(plan.n_layers) * c_.n_expert));
+      point_residents();
+    }
+  }
+
+  // Pointer tables: resident experts in place in the mapping; streamed ones
+  // are set as their slot fills. Again after the residency changed.
+  void point_residents() {
+    const StageExperts& x = streamed_->experts;
+    for (int32_t l = 0; l < plan_.n_layers; ++l) {
+      const LayerWeights& lw = w_.layers[plan_.first_layer + l];
+      for (int32_t e = 0; e < c_.n_expert; ++e) {
+        if (x.streamed[l][e]) continue;
+        const size_t i = static_cast<size_t>(l) * c_.n_expert + e;
+        ptrs_[0][i] = lw.gate_exps.expert(e);
+        ptrs_[1][i] = lw.up_exps.expert(e);
+        ptrs_[2][i] = lw.down_exps.expert(e);
       }
     }
+    generation_ = streamed_->generation;
   }
 
   uint64_t kv_bytes() const override { return kv_.bytes(); }
@@ -109,6 +125,7 @@ class CpuExecutor final : public Executor {
     }
 
     const uint64_t streamed0 = streamed_ ? ring_->bytes_copied() : 0;
+    if (streamed_ && generation_ != streamed_->generation) point_residents();
     if (streamed_) {
       // Long chunks stream every non-resident expert from the start; short ones only what each layer routes.
       mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
@@ -297,19 +314,21 @@ class CpuExecutor final : public Executor {
   prefill::RingMode mode_ = prefill::RingMode::Routed;
   int32_t next_slot_ = 0;
   std::vector<std::vector<const uint8_t*>> ptrs_;  // gate, up, down: [layer * n_expert + e]
+  uint64_t generation_ = 0;                        // of the residency ptrs_ reflects
 };
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads, uint64_t budget,
+  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads, uint64_t budget, bool adaptive,
              const ProgressFn& progress)
       : model_(model), plan_(plan), n_threads_(n_threads) {
     if (budget == 0 || model.config().n_expert == 0) return;
-    StageExperts experts = place_for_default_chunk(model, plan, budget);
+    StageExperts experts = place_for_default_chunk(model, plan, budget, adaptive);
     if (!experts.streams()) return;
     streamed_ = std::make_unique<CpuStreamed>();
     streamed_->experts = std::move(experts);
     const PlacementPlan& p = streamed_->experts.plan;
+    streamed_->usage.assign(p.resident.size(), 0.0);
     try {
       streamed_->arena.reset(new uint8_t[p.arena_bytes]);
     } catch (const std::bad_alloc&) {
@@ -321,6 +340,19 @@ class CpuBackend final : public Backend {
              format_bytes(p.arena_bytes));
   }
   const char* name() const override { return "cpu"; }
+
+  void adapt(std::span<const uint64_t> routed, int32_t max_swaps) override {
+    if (!streamed_) return;
+    StageExperts& x = streamed_->experts;
+    const auto n = static_cast<size_t>(model_.config().n_expert);
+    decay_usage(streamed_->usage, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
+    const std::vector<ExpertSwap> swaps = plan_swaps(x.plan, streamed_->usage, x.blob_bytes(), max_swaps);
+    if (swaps.empty()) return;
+    x.apply(swaps);  // the resident ones are read in place from the mapping: nothing to copy
+    ++streamed_->generation;
+  }
+  uint64_t generation() const override { return streamed_ ? streamed_->generation : 0; }
+
   ExpertResidency residency() const override {
     ExpertResidency r;
     if (!streamed_) {
@@ -349,8 +381,8 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads,
-                                          uint64_t budget, const ProgressFn& progress) {
-  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, progress);
+                                          uint64_t budget, bool adaptive, const ProgressFn& progress) {
+  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, adaptive, progress);
 }
 
 }  // namespace strata::core
