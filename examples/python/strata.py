@@ -51,7 +51,7 @@ _PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, cty
 class _ModelParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("devices", ctypes.c_char_p), ("layer_split", ctypes.c_char_p),
                 ("vram_budget", ctypes.c_uint64), ("n_threads", ctypes.c_int32), ("peer_device", ctypes.c_int32),
-                ("adapt_swaps", ctypes.c_int32), ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p)]
+                ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p), ("adapt_swaps", ctypes.c_int32)]
 
 
 class _ModelInfo(ctypes.Structure):
@@ -66,8 +66,8 @@ class _ModelInfo(ctypes.Structure):
 
 class _SessionParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("n_ctx", ctypes.c_int32), ("kv_type", ctypes.c_int),
-                ("chunk_size", ctypes.c_int32), ("no_pipeline", ctypes.c_int32), ("decode_cpu_share", ctypes.c_double),
-                ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p)]
+                ("chunk_size", ctypes.c_int32), ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p),
+                ("no_pipeline", ctypes.c_int32), ("decode_cpu_share", ctypes.c_double)]
 
 
 class _SamplerParams(ctypes.Structure):

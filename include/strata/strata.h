@@ -104,10 +104,10 @@ typedef struct strata_model_params {
   uint64_t vram_budget;         /* bytes per device; 0 = free memory minus a reserve */
   int32_t n_threads;            /* CPU threads; 0 = all hardware threads */
   int32_t peer_device;          /* index into devices of a peer card; -1 = none */
-  int32_t adapt_swaps;          /* adaptive residency: streamed experts swapped in for resident ones
-                                   before each prompt (by decayed usage); 0 disables; default 16 */
   strata_progress_fn progress;  /* load progress (bytes), may be NULL */
   void* progress_user_data;
+  int32_t adapt_swaps;          /* adaptive residency: streamed experts swapped in for resident ones
+                                   before each prompt (by decayed usage); 0 disables; default 16 */
 } strata_model_params;
 
 /* Fills *params with defaults (devices auto, one stage, budget auto). */
@@ -203,13 +203,13 @@ typedef struct strata_session_params {
   int32_t n_ctx;                /* context length in tokens; 0 = min(model's, 4096) */
   strata_kv_type kv_type;       /* KV cache element type; default STRATA_KV_F16 */
   int32_t chunk_size;           /* prompt tokens per chunk; 0 = 2048, or 8192 when experts stream */
+  strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */
+  void* progress_user_data;
   int32_t no_pipeline;          /* with several stages: 0 (default) = stage i runs chunk c + 1 while
                                    stage i + 1 runs chunk c; 1 = one chunk at a time through all */
   double decode_cpu_share;      /* GPU decode with streamed experts: share of a step's streamed experts
                                    computed on the CPU while the GPU streams the rest; < 0 (default -1)
                                    = chosen from the link and CPU rates measured at load; > 1 is an error */
-  strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */
-  void* progress_user_data;
 } strata_session_params;
 
 /* Fills *params with defaults. */
