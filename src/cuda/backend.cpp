@@ -221,13 +221,16 @@ class CudaBackend final : public core::Backend {
     Stream side(device_);
     for (const core::ExpertSwap& s : swaps) {
       const size_t li = s.in / n, ei = s.in % n, lo = s.out / n, eo = s.out % n;
-      const uint8_t* vram = weights_.layers[lo].blobs[eo];
-      copy_async(const_cast<uint8_t*>(vram), weights_.arena.as<uint8_t>() + x.arena_offset(li, ei),
-                 x.layouts[li].bytes, side.get());
-      weights_.layers[li].blobs[ei] = vram;
-      weights_.layers[lo].blobs[eo] = nullptr;
+      copy_async(const_cast<uint8_t*>(weights_.layers[lo].blobs[eo]),
+                 weights_.arena.as<uint8_t>() + x.arena_offset(li, ei), x.layouts[li].bytes, side.get());
     }
     side.synchronize();
+    // The copies landed: only now does the bookkeeping follow (a failed copy throws before it).
+    for (const core::ExpertSwap& s : swaps) {
+      const size_t li = s.in / n, ei = s.in % n, lo = s.out / n, eo = s.out % n;
+      weights_.layers[li].blobs[ei] = weights_.layers[lo].blobs[eo];
+      weights_.layers[lo].blobs[eo] = nullptr;
+    }
     x.apply(swaps);
     ++weights_.generation;
   }
