@@ -51,7 +51,8 @@ _PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, cty
 class _ModelParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("devices", ctypes.c_char_p), ("layer_split", ctypes.c_char_p),
                 ("vram_budget", ctypes.c_uint64), ("n_threads", ctypes.c_int32), ("peer_device", ctypes.c_int32),
-                ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p), ("adapt_swaps", ctypes.c_int32)]
+                ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p), ("adapt_swaps", ctypes.c_int32),
+                ("expert_profile", ctypes.POINTER(ctypes.c_uint64)), ("expert_profile_len", ctypes.c_size_t)]
 
 
 class _ModelInfo(ctypes.Structure):

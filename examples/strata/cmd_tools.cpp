@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
 
@@ -36,6 +37,7 @@ void make_model(const MakeOptions& o) {
 struct InspectOptions {
   std::string file;
   int32_t routing = 0;
+  std::string save_profile;  // write the routing run's counts here (for --expert-profile)
   EngineOptions engine;
 };
 
@@ -53,6 +55,13 @@ void routing_report(const InspectOptions& o) {
   for (int32_t& t : tokens) t = pick(rng);
   session.prompt(tokens);
   const std::vector<uint64_t> counts = session.expert_counts();
+  if (!o.save_profile.empty()) {
+    std::ofstream out(o.save_profile);
+    for (int32_t l = 0; l < info.n_layer; ++l)
+      for (int32_t e = 0; e < info.n_expert; ++e)
+        out << counts[static_cast<size_t>(l) * info.n_expert + e] << (e + 1 == info.n_expert ? '\n' : ' ');
+    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", o.save_profile));
+  }
   fmt::print("routing of a random {}-token prompt ({} experts, top-{}):\n", o.routing, info.n_expert, info.n_expert_used);
   fmt::print("{:>6} {:>12} {:>14}\n", "layer", "experts used", "busiest share");
   for (int32_t l = 0; l < info.n_layer; ++l) {
@@ -94,6 +103,8 @@ void add_tools(CLI::App& app) {
   CLI::App* in = app.add_subcommand("inspect", "Show what is inside a GGUF file");
   in->add_option("file", i->file, "GGUF file")->required();
   in->add_option("--routing", i->routing, "Also run a random N-token prompt and report expert usage per layer");
+  in->add_option("--save-profile", i->save_profile,
+                 "With --routing: write its routed rows per (layer, expert) to FILE (for --expert-profile)");
   i->engine.add_to(*in);
   in->callback([i] { inspect(*i); });
 }

@@ -18,6 +18,8 @@ void EngineOptions::add_to(CLI::App& app) {
   app.add_option("--vram-budget", vram_budget, "VRAM budget per device, e.g. 12GiB (default: free memory minus a reserve)");
   app.add_option("--peer-device", peer_device, "Index of a peer device that takes a share of the streamed experts");
   app.add_option("-t,--threads", threads, "CPU threads (default: all)");
+  app.add_option("--expert-profile", expert_profile,
+                 "File of routed-row counts per (layer, expert), whitespace-separated (inspect --save-profile)");
   app.add_option("--adapt-swaps", adapt_swaps,
                  "Streamed experts swapped into VRAM per prompt by usage (adaptive residency; 0 disables)");
   app.add_option("--kv", kv, "KV cache type: f16 or int8")->check(CLI::IsMember({"f16", "int8"}));
@@ -35,6 +37,12 @@ strata::ModelParams EngineOptions::model_params(bool bar) const {
   p.vram_budget = vram_budget.empty() ? 0 : parse_size(vram_budget);
   p.peer_device = peer_device;
   p.adapt_swaps = adapt_swaps;
+  if (!expert_profile.empty()) {
+    std::istringstream in(read_file(expert_profile));
+    uint64_t v = 0;
+    while (in >> v) p.expert_profile.push_back(v);
+    if (!in.eof()) throw std::runtime_error(fmt::format("'{}': not a list of counts", expert_profile));
+  }
   p.n_threads = threads;
   if (bar) p.progress = [](uint64_t d, uint64_t t) { return progress_bar("loading", d, t); };
   return p;

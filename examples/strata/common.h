@@ -21,6 +21,7 @@ struct EngineOptions {
   int32_t chunk = 0;
   bool no_pipeline = false;
   int32_t adapt_swaps = 16;
+  std::string expert_profile;  // path
   double decode_cpu_share = -1;
   int32_t ctx = 0;
 

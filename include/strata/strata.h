@@ -108,6 +108,10 @@ typedef struct strata_model_params {
   void* progress_user_data;
   int32_t adapt_swaps;          /* adaptive residency: streamed experts swapped in for resident ones
                                    before each prompt (by decayed usage); 0 disables; default 16 */
+  const uint64_t* expert_profile;  /* routed rows per (layer, expert), [layer * n_expert + e] (e.g. from
+                                      strata_session_expert_counts of a representative run): the most-used
+                                      experts are placed in VRAM first. NULL = uniform order. Copied. */
+  size_t expert_profile_len;       /* its length: n_layer * n_expert, else INVALID_ARGUMENT */
 } strata_model_params;
 
 /* Fills *params with defaults (devices auto, one stage, budget auto). */

@@ -68,6 +68,7 @@ struct ModelParams {
   int32_t n_threads = 0;
   int32_t peer_device = -1;
   int32_t adapt_swaps = 16;  // adaptive residency swaps per prompt; 0 disables
+  std::vector<uint64_t> expert_profile;  // routed rows per (layer, expert) to rank residents; empty: uniform
   detail::Progress progress;  // bytes loaded
 };
 
@@ -192,6 +193,8 @@ class Model {
     c.n_threads = p.n_threads;
     c.peer_device = p.peer_device;
     c.adapt_swaps = p.adapt_swaps;
+    c.expert_profile = p.expert_profile.empty() ? nullptr : p.expert_profile.data();
+    c.expert_profile_len = p.expert_profile.size();
     if (p.progress) {
       c.progress = detail::progress_trampoline;
       c.progress_user_data = const_cast<detail::Progress*>(&p.progress);

@@ -145,6 +145,9 @@ STRATA_API strata_status strata_model_load(const char* path, const strata_model_
     o.n_threads = p->n_threads;
     o.peer_device = p->peer_device;
     o.adapt_swaps = p->adapt_swaps;
+    if (p->expert_profile_len > 0 && !p->expert_profile)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "expert_profile is NULL but expert_profile_len is {}", p->expert_profile_len);
+    if (p->expert_profile) o.expert_profile.assign(p->expert_profile, p->expert_profile + p->expert_profile_len);
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto m = std::make_unique<strata_model>();
     m->model = strata::core::Model::load(path, o);

@@ -56,6 +56,16 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
     in.expert_bytes.emplace_back(static_cast<size_t>(c.n_expert), blob);
   }
   in.arena_holds_resident = memory.adaptive;
+  if (!memory.profile.empty()) {
+    const auto n = static_cast<size_t>(c.n_expert);
+    if (memory.profile.size() != static_cast<size_t>(c.n_layer) * n)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "placement: a profile of {} counts for {} layers x {} experts",
+           memory.profile.size(), c.n_layer, c.n_expert);
+    for (int32_t il = stage.first_layer; il < stage.end_layer(); ++il) {
+      const auto row = memory.profile.subspan(static_cast<size_t>(il) * n, n);
+      in.profile.emplace_back(row.begin(), row.end());
+    }
+  }
   in.kv_bytes = uint64_t(2) * ctx * c.n_head_kv * (c.head_dim_k + c.head_dim_v) * stage.n_layers;
 
   // Prompt buffers: the MoE buffers of stage_buffers.h plus attention's (q, k, v, attention out, o, the residual).
@@ -100,10 +110,12 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   return out;
 }
 
-StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget, bool adaptive) {
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget,
+                                     const ExpertOptions& options) {
   StageMemory memory;
   memory.budget = budget;
-  memory.adaptive = adaptive;
+  memory.adaptive = options.adaptive;
+  memory.profile = options.profile;
   StageExperts small = place_stage_experts(model, stage, memory);
   if (!small.streams()) return small;
   memory.chunk = kStreamingChunk;

@@ -44,6 +44,15 @@ struct StageMemory {
   int32_t chunk = kResidentChunk;   // prompt chunk the buffers are sized for
   int32_t n_ctx = 0;                // context the KV cache is sized for; 0 = min(n_ctx_train, 4096)
   bool adaptive = false;            // residency adapts: the arena holds every expert, the resident ones too
+  // Routed rows per (layer, expert) of the whole model, flat; empty = none:
+  // residents in the uniform order.
+  std::span<const uint64_t> profile;
+};
+
+// What a backend's placement takes from the model options.
+struct ExpertOptions {
+  bool adaptive = false;
+  std::span<const uint64_t> profile;
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
@@ -71,7 +80,8 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
 // The placement a backend uses: sized for kResidentChunk; when that streams
 // experts, sized again for kStreamingChunk, unless the bigger buffers do not
 // fit the budget (then the first). Errors as place_stage_experts.
-StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget, bool adaptive);
+StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget,
+                                     const ExpertOptions& options);
 
 // The smallest budget at which the stage runs with every expert streamed
 // through a ring of n_slots slots: its dense part, KV and prompt buffers (as

@@ -62,6 +62,10 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
          m->tokenizer_->n_vocab(), m->config_.n_vocab);
   m->eot_ = m->tokenizer_->find("<|im_end|>").value_or(m->tokenizer_->eos());
   m->adapt_swaps_ = options.adapt_swaps;
+  const size_t n_pairs = static_cast<size_t>(m->config_.n_layer) * m->config_.n_expert;
+  if (!options.expert_profile.empty() && options.expert_profile.size() != n_pairs)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "model: expert_profile has {} counts, the model {} (layers x experts = {} x {})",
+         options.expert_profile.size(), n_pairs, m->config_.n_layer, m->config_.n_expert);
   m->n_threads_ = options.n_threads > 0 ? options.n_threads
                                         : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 
@@ -84,11 +88,12 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
     if (stage.device.is_cpu()) {
       // The CPU backend reads the weights in place from the mapping; with a
       // budget, the experts beyond it stream from a host arena.
-      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, options.adapt_swaps > 0, progress);
+      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget,
+                                       {options.adapt_swaps > 0, options.expert_profile}, progress);
     } else {
 #ifdef STRATA_HAVE_CUDA
       stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget,
-                                         options.adapt_swaps > 0, progress);
+                                         {options.adapt_swaps > 0, options.expert_profile}, progress);
 #else
       fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
 #endif

@@ -29,6 +29,10 @@ struct ModelOptions {
   // Streamed experts swapped in for resident ones per request (adaptive
   // residency, residency.h); 0 disables it.
   int32_t adapt_swaps = 16;
+  // Routed rows per (layer, expert), flat [layer * n_expert + e] (e.g. a
+  // session's expert_counts from a representative run): the placement makes
+  // the most-used experts resident first. Empty: the uniform order.
+  std::vector<uint64_t> expert_profile;
   int32_t n_threads = 0;  // 0: all hardware threads
   int32_t peer_device = -1;
   ProgressFn progress;

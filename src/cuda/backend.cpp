@@ -63,12 +63,12 @@ class MappedRoute final : public core::RouteBuffer {
 
 class CudaBackend final : public core::Backend {
  public:
-  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, uint64_t budget, bool adaptive,
-              const core::ProgressFn& progress)
+  CudaBackend(const core::Model& model, int device, const core::StagePlan& plan, uint64_t budget,
+              const core::ExpertOptions& options, const core::ProgressFn& progress)
       : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
     if (model.config().n_expert > 0) {
-      core::StageExperts experts = core::place_for_default_chunk(model, plan, budget, adaptive);
+      core::StageExperts experts = core::place_for_default_chunk(model, plan, budget, options);
       if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
     }
     const bool streaming = weights_.experts != nullptr;
@@ -333,8 +333,9 @@ class CudaBackend final : public core::Backend {
 }  // namespace
 
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget, bool adaptive, const core::ProgressFn& progress) {
-  return std::make_unique<CudaBackend>(model, device, plan, budget, adaptive, progress);
+                                            uint64_t budget, const core::ExpertOptions& options,
+                                            const core::ProgressFn& progress) {
+  return std::make_unique<CudaBackend>(model, device, plan, budget, options, progress);
 }
 
 }  // namespace strata::cuda

@@ -50,12 +50,14 @@ struct DeviceWeights {
 // first, the output norm and head when it is the last) to `device` and
 // returns the backend. The experts that do not fit `budget` (bytes, after
 // the dense weights, a KV cache and prompt buffers: core::place_stage_experts)
-// are packed into pinned host memory and stream through each session's ring;
-// adaptive: every expert has a host copy and Backend::adapt swaps residency.
+// are packed into pinned host memory and stream through each session's ring
+// (options: adaptive residency, where every expert has a host copy and
+// Backend::adapt swaps residency; a usage profile ranking the residents).
 // Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
 // weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
 // progress returns false.
 std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget, bool adaptive, const core::ProgressFn& progress);
+                                            uint64_t budget, const core::ExpertOptions& options,
+                                            const core::ProgressFn& progress);
 
 }  // namespace strata::cuda

@@ -196,3 +196,37 @@ TEST_CASE("adaptive residency: hot experts move in between prompts, results unch
   const std::shared_lock running(m->residency_mutex());
   CHECK_FALSE(m->adapt(std::vector<uint64_t>(static_cast<size_t>(m->config().n_layer) * m->config().n_expert, 9)));
 }
+
+TEST_CASE("an expert profile puts the most-used experts in VRAM first, and changes no result") {
+  const Budgets b = budgets();
+  const auto m = load(0);
+  const ModelConfig& c = m->config();
+  // Expert n_expert - 1 of every layer is the busiest, then n_expert - 2: the reverse of the uniform order.
+  std::vector<uint64_t> profile(static_cast<size_t>(c.n_layer) * c.n_expert);
+  for (int32_t l = 0; l < c.n_layer; ++l)
+    for (int32_t e = 0; e < c.n_expert; ++e) profile[static_cast<size_t>(l) * c.n_expert + e] = 10 + e;
+  StageMemory mem;
+  mem.budget = b.half_resident;
+  mem.profile = profile;
+  const PlacementPlan p = place_stage_experts(*m, m->stages()[0].plan, mem).plan;
+  REQUIRE(p.n_resident() > 0);
+  REQUIRE(p.n_resident() < static_cast<int32_t>(p.resident.size()));
+  // Every resident expert is used at least as much as every streamed one of its layer.
+  for (int32_t l = 0; l < c.n_layer; ++l)
+    for (int32_t r = 0; r < c.n_expert; ++r)
+      for (int32_t s = 0; s < c.n_expert; ++s)
+        if (p.is_resident(l, r) && !p.is_resident(l, s)) CHECK(r > s);
+  CHECK(p.is_resident(0, c.n_expert - 1));
+  CHECK_FALSE(p.is_resident(0, 0));
+
+  ModelOptions o;
+  o.devices = "cpu";
+  o.vram_budget = b.half_resident;
+  o.expert_profile = profile;
+  o.n_threads = 2;
+  const Run with = run(Model::load(model_path(), o), 20, 5);
+  const Run without = run(load(b.half_resident), 20, 5);
+  CHECK(same_bits(with.logits, without.logits));
+  o.expert_profile.pop_back();
+  CHECK(status_of([&] { Model::load(model_path(), o); }) == STRATA_ERR_INVALID_ARGUMENT);
+}

@@ -319,11 +319,11 @@ class CpuExecutor final : public Executor {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads, uint64_t budget, bool adaptive,
-             const ProgressFn& progress)
+  CpuBackend(const Model& model, const StagePlan& plan, int32_t n_threads, uint64_t budget,
+             const ExpertOptions& options, const ProgressFn& progress)
       : model_(model), plan_(plan), n_threads_(n_threads) {
     if (budget == 0 || model.config().n_expert == 0) return;
-    StageExperts experts = place_for_default_chunk(model, plan, budget, adaptive);
+    StageExperts experts = place_for_default_chunk(model, plan, budget, options);
     if (!experts.streams()) return;
     streamed_ = std::make_unique<CpuStreamed>();
     streamed_->experts = std::move(experts);
@@ -381,8 +381,8 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads,
-                                          uint64_t budget, bool adaptive, const ProgressFn& progress) {
-  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, adaptive, progress);
+                                          uint64_t budget, const ExpertOptions& options, const ProgressFn& progress) {
+  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, options, progress);
 }
 
 }  // namespace strata::core
