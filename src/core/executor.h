@@ -38,6 +38,22 @@ struct StageChunk {
   float* logits = nullptr;
 };
 
+// How a chunk's streamed experts are shared with a peer: a `peer_device`
+// card (seed 004) or an idle stage's card as a stream-only helper (seed 000).
+// The peer streams its share of a layer's streamed experts over its own link
+// into its own ring, computes their rows and returns them; only chunks that
+// stream every expert (RingMode::StreamAll) are shared. Transfers take the
+// host route: mapped pinned memory read by copy kernels.
+struct PeerTerms {
+  double share = 0;     // the peer's fraction of the streamed experts, in [0, 1]
+  bool f32 = false;     // activations and sums cross as F32 (else FP16)
+  int32_t pieces = 0;   // host-route transfers in pieces (prefill/pieces.h); 0: one transfer each way
+  // The peer returns its rows (F32) instead of per-token sums and the combine
+  // is the usual slot-order one: the output equals the unshared run bit for
+  // bit, for k / 2 times the bytes of FP16 sums (activations cross as F32).
+  bool exact = false;
+};
+
 // One per session and stage: owns the stage's KV cache and scratch.
 class Executor {
  public:
@@ -49,6 +65,18 @@ class Executor {
   // Checks cancel between layers and throws Error(STRATA_ABORTED) when set.
   virtual void forward(const StageChunk& chunk, PhaseTimes& times, uint64_t* expert_counts,
                        const std::atomic<bool>& cancel) = 0;
+
+  // Stream-only stage helper: for the following forward() calls, until
+  // cleared with nullptr, `helper` (another stage's executor of the same
+  // session, idle while this one runs) takes terms.share of this stage's
+  // streamed experts with its own ring and prompt buffers: no memory of its
+  // own. Returns false when the pair cannot share (another backend, a helper
+  // stage without a ring, slots smaller than this stage's blobs); chunks then
+  // run alone.
+  virtual bool set_helper(Executor* helper, const PeerTerms& terms) {
+    (void)helper, (void)terms;
+    return false;
+  }
 
   // Bytes of KV cache held.
   virtual uint64_t kv_bytes() const = 0;

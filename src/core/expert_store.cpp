@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/stage_buffers.h"
+#include "prefill/peer_share.h"
 
 namespace strata::core {
 namespace {
@@ -182,13 +183,59 @@ ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena) {
   return p;
 }
 
-prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_slot) {
+prefill::RingSchedule lists_schedule(std::vector<std::vector<int32_t>> lists, int32_t n_slots, int32_t first_slot) {
   prefill::RingInput in;
   in.mode = prefill::RingMode::StreamAll;
-  in.n_slots = x.plan.ring_slots;
+  in.n_slots = n_slots;
   in.first_slot = first_slot;
-  for (const std::vector<bool>& mask : x.streamed) in.layers.push_back(prefill::ring_layer_all(mask));
+  in.layers = std::move(lists);
   return prefill::plan_ring(in);
+}
+
+prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_slot) {
+  std::vector<std::vector<int32_t>> lists;
+  for (const std::vector<bool>& mask : x.streamed) lists.push_back(prefill::ring_layer_all(mask));
+  return lists_schedule(std::move(lists), x.plan.ring_slots, first_slot);
+}
+
+SharedStreamAll split_stream_all(const StageExperts& x, double share) {
+  SharedStreamAll out;
+  for (const std::vector<bool>& mask : x.streamed) {
+    std::vector<int32_t> peer = prefill::peer_experts_stream_all(mask, share), own;
+    std::vector<bool> taken(mask.size(), false);
+    for (int32_t e : peer) taken[e] = true;
+    for (int32_t e : prefill::ring_layer_all(mask))
+      if (!taken[e]) own.push_back(e);
+    out.primary.push_back(std::move(own));
+    out.peer.push_back(std::move(peer));
+  }
+  return out;
+}
+
+PeerSetup peer_setup(const Model& model, const StageExperts& x, int64_t tokens, int64_t ctx_start,
+                     const PeerTerms& terms, double link_GBps) {
+  const ModelConfig& c = model.config();
+  PeerSetup s;
+  s.shape.n_layer = x.stage.n_layers;
+  s.shape.n_expert = c.n_expert;
+  s.shape.k = c.n_expert_used;
+  s.shape.n_embd = c.n_embd;
+  s.shape.n_ff_exp = c.n_ff_exp;
+  s.shape.blob_bytes = max_blob_bytes(x);
+  for (const std::vector<bool>& mask : x.streamed)
+    s.shape.streamed.push_back(static_cast<int32_t>(std::count(mask.begin(), mask.end(), true)));
+  s.tokens = tokens;
+  s.ctx_start = ctx_start;
+  if (link_GBps > 0) s.primary_link.h2d_GBps = s.peer_link.h2d_GBps = link_GBps;
+  s.pieces = terms.pieces;
+  s.value_bytes = terms.f32 ? 4 : 2;
+  return s;
+}
+
+uint64_t max_blob_bytes(const StageExperts& x) {
+  uint64_t n = 0;
+  for (const BlobLayout& b : x.layouts) n = std::max(n, b.bytes);
+  return n;
 }
 
 prefill::RingSchedule routed_schedule(const StageExperts& x, std::vector<int32_t> experts, int32_t first_slot) {

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/arch.h"
+#include "core/cost.h"
+#include "core/devices.h"
+#include "core/executor.h"
 #include "core/model.h"
 #include "core/partition.h"
 #include "core/placement.h"
@@ -53,6 +57,9 @@ struct StageMemory {
 struct ExpertOptions {
   bool adaptive = false;
   std::span<const uint64_t> profile;
+  // The model's peer_device (of the stage's kind): sessions stream a share of
+  // the stage's experts through a ring on it.
+  std::optional<LogicalDevice> peer;
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
@@ -104,6 +111,25 @@ ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena);
 // The ring schedule of a chunk in StreamAll mode: every streamed expert of
 // every layer, (layer, expert) order, slots from first_slot on.
 prefill::RingSchedule stream_all_schedule(const StageExperts& experts, int32_t first_slot);
+// A stream-all chunk whose streamed experts a peer shares: per layer (of the
+// stage), the streamed experts the primary keeps and the peer's
+// (prefill::peer_experts_stream_all), each ascending.
+struct SharedStreamAll {
+  std::vector<std::vector<int32_t>> primary, peer;
+};
+SharedStreamAll split_stream_all(const StageExperts& x, double share);
+// The StreamAll ring schedule of per-layer lists through n_slots slots.
+prefill::RingSchedule lists_schedule(std::vector<std::vector<int32_t>> lists, int32_t n_slots, int32_t first_slot);
+// The largest blob of the stage's layers: what a lent slot must hold.
+uint64_t max_blob_bytes(const StageExperts& x);
+
+// The cost model's view of a stage sharing a chunk of T tokens with a peer
+// (cost.h: choose_peer_share): the stage's streamed experts per layer, both
+// cards at the given link rate (0: cost.h's defaults) and default compute
+// rates, the host route with the terms' value size and pieces.
+PeerSetup peer_setup(const Model& model, const StageExperts& x, int64_t tokens, int64_t ctx_start,
+                     const PeerTerms& terms, double link_GBps);
+
 // The ring schedule of one layer in Routed mode: `experts` in that order
 // (prefill::ring_layer_routed: its routed streamed experts, biggest group
 // first, or part of them); the schedule's layer 0 is the layer.

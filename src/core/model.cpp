@@ -37,6 +37,25 @@ std::vector<uint64_t> gpu_free_bytes(const std::vector<LogicalDevice>& devices) 
   return free;
 }
 
+// The peer_device of a model with one stage: another logical device of the
+// same kind as the stage's. Error(INVALID_ARGUMENT) for an index outside the
+// list, Error(UNSUPPORTED) with a layer split (its idle cards help instead:
+// the stage helper) or a device of the other kind.
+LogicalDevice check_peer_device(const std::vector<LogicalDevice>& devices, const PartitionPlan& plan, int32_t peer) {
+  if (peer >= static_cast<int32_t>(devices.size()))
+    fail(STRATA_ERR_INVALID_ARGUMENT, "model: peer_device {} is not in the device list ({} devices)", peer,
+         devices.size());
+  if (plan.n_stage() > 1)
+    fail(STRATA_ERR_UNSUPPORTED, "model: peer_device with a layer split; under a split each stage's idle neighbour "
+         "helps it instead (the stage helper)");
+  const int32_t primary = plan.stages.front().device;
+  if (peer == primary) fail(STRATA_ERR_INVALID_ARGUMENT, "model: peer_device {} is the stage's own device", peer);
+  if (devices[peer].is_cpu() != devices[primary].is_cpu())
+    fail(STRATA_ERR_UNSUPPORTED, "model: peer_device {} ({}) for a stage on {}: both must be GPUs or both the CPU",
+         peer, devices[peer].name(), devices[primary].name());
+  return devices[peer];
+}
+
 }  // namespace
 
 std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOptions& options) {
@@ -47,7 +66,6 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   if (options.devices.empty() && devices.front().is_cpu())
     log_info("no CUDA device found; using the CPU backend");
   const LayerSplit split = parse_layer_split(options.layer_split);
-  if (options.peer_device >= 0) fail(STRATA_ERR_UNSUPPORTED, "model: peer_device is not part of this version yet");
 
   std::shared_ptr<Model> m(new Model(GgufFile::open(path)));
   m->devices_ = std::move(devices);
@@ -72,6 +90,8 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   const std::vector<StageDevice> budgets =
       stage_devices(m->devices_, options.vram_budget, gpu_free_bytes(m->devices_), host_memory_bytes());
   const PartitionPlan plan = plan_stages(m->config_, m->weights_, budgets, split);
+  ExpertOptions experts{options.adapt_swaps > 0, options.expert_profile, std::nullopt};
+  if (options.peer_device >= 0) experts.peer = check_peer_device(m->devices_, plan, options.peer_device);
   // CPU stages share the threads: one pool each, together n_threads.
   const auto n_cpu_stages = std::count_if(plan.stages.begin(), plan.stages.end(),
                                           [&](const StagePlan& s) { return m->devices_[s.device].is_cpu(); });
@@ -88,12 +108,10 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
     if (stage.device.is_cpu()) {
       // The CPU backend reads the weights in place from the mapping; with a
       // budget, the experts beyond it stream from a host arena.
-      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget,
-                                       {options.adapt_swaps > 0, options.expert_profile}, progress);
+      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, experts, progress);
     } else {
 #ifdef STRATA_HAVE_CUDA
-      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget,
-                                         {options.adapt_swaps > 0, options.expert_profile}, progress);
+      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget, experts, progress);
 #else
       fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
 #endif

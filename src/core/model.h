@@ -34,6 +34,8 @@ struct ModelOptions {
   // the most-used experts resident first. Empty: the uniform order.
   std::vector<uint64_t> expert_profile;
   int32_t n_threads = 0;  // 0: all hardware threads
+  // Index into devices of a card that takes a share of the one stage's streamed
+  // experts in stream-all chunks (SessionOptions::peer_*); -1: none.
   int32_t peer_device = -1;
   ProgressFn progress;
 };

@@ -6,13 +6,17 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cost.h"
 #include "core/model.h"
+#include "core/partition.h"
 #include "core/session.h"
 
 namespace strata::core {
 
 Pipeline::Pipeline(const Model& model, const SessionOptions& options)
-    : n_vocab_(model.config().n_vocab), pipeline_(options.pipeline) {
+    : n_vocab_(model.config().n_vocab),
+      pipeline_(options.pipeline),
+      helper_{options.helper, options.helper_share, options.helper_exact} {
   const std::vector<Stage>& stages = model.stages();
   for (const Stage& s : stages) executors_.push_back(s.backend->new_executor(options));
   const size_t route_floats = static_cast<size_t>(options.chunk_size) * model.config().n_embd;
@@ -62,11 +66,33 @@ void Pipeline::run(std::span<const Chunk> chunks, const Sink& sink, PhaseTimes& 
     run_sequential(chunks, sink, times, expert_counts, cancel);
 }
 
+double Pipeline::helper_share(std::span<const Chunk> chunks) const {
+  if (chunks.size() != 1 || n_stage() < 2) return 0;
+  const auto T = static_cast<int64_t>(chunks[0].tokens.size());
+  if (T <= kMaxHelpedVectorRows) return 0;  // decode steps stay as they are
+  return core::helper_share(T, helper_.enabled, helper_.fixed_share, nullptr);
+}
+
 void Pipeline::run_sequential(std::span<const Chunk> chunks, const Sink& sink, PhaseTimes& times,
                               uint64_t* expert_counts, const std::atomic<bool>& cancel) {
+  // A prompt of one chunk runs the stages one after the other: each stage's
+  // idle neighbour helps it (seed 000).
+  PeerTerms terms;
+  terms.share = helper_share(chunks);
+  terms.exact = helper_.exact;
+  terms.f32 = helper_.exact;
   for (size_t c = 0; c < chunks.size(); ++c) {
-    for (int32_t s = 0; s < n_stage(); ++s)
-      executors_[s]->forward(stage_chunk(s, chunks[c], 0), times, expert_counts, cancel);
+    for (int32_t s = 0; s < n_stage(); ++s) {
+      Executor& e = *executors_[s];
+      const bool helped = terms.share > 0 && e.set_helper(executors_[helper_stage(s, n_stage())].get(), terms);
+      try {
+        e.forward(stage_chunk(s, chunks[c], 0), times, expert_counts, cancel);
+      } catch (...) {
+        if (helped) e.set_helper(nullptr, {});
+        throw;
+      }
+      if (helped) e.set_helper(nullptr, {});
+    }
     const Chunk& ch = chunks[c];
     const size_t rows = ch.tokens.size() - static_cast<size_t>(ch.first_logit_row);
     sink(c, std::span<const float>(logits_[0].data(), rows * n_vocab_));

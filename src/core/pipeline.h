@@ -56,9 +56,20 @@ class Pipeline {
   void run_pipelined(std::span<const Chunk> chunks, const Sink& sink, PhaseTimes& times, uint64_t* expert_counts,
                      const std::atomic<bool>& cancel);
   float* logits_slot(size_t slot, int64_t rows);
+  // The stage helper's share for these chunks: cost.h's rule for a prompt of
+  // one chunk under a split, 0 otherwise (and for decode-sized chunks).
+  double helper_share(std::span<const Chunk> chunks) const;
+  static constexpr int64_t kMaxHelpedVectorRows = 8;
+
+  struct HelperOptions {
+    bool enabled = true;
+    double fixed_share = -1;
+    bool exact = false;
+  };
 
   int32_t n_vocab_ = 0;
   bool pipeline_ = true;
+  HelperOptions helper_;
   std::vector<std::unique_ptr<Executor>> executors_;
   // routes_[s][slot]: rows from stage s to stage s + 1.
   std::vector<std::array<std::unique_ptr<RouteBuffer>, 2>> routes_;

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <cstdlib>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "prefill/pieces.h"
 
 namespace strata::core {
 namespace {
@@ -37,6 +39,24 @@ void log_phases(const SessionStats& s) {
            p.other_ms, p.bytes_streamed / 1e9, s.prompt_ms > 0 ? p.bytes_streamed / (s.prompt_ms * 1e6) : 0.0);
 }
 
+// A number from the environment, or nullopt when the variable is unset;
+// Error(INVALID_ARGUMENT) naming it when it is not a number.
+std::optional<double> env_number(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (*end != '\0') fail(STRATA_ERR_INVALID_ARGUMENT, "{}={}: not a number", name, v);
+  return x;
+}
+
+// The peer and helper variables of seeds 000 and 004 override the options.
+void apply_env(SessionOptions& o) {
+  if (const auto v = env_number("STRATA_PF_PEER_PIECES")) o.peer_pieces = static_cast<int32_t>(*v);
+  if (const auto v = env_number("STRATA_PREFILL_HELP")) o.helper = *v != 0;
+  if (const auto v = env_number("STRATA_PREFILL_HELP_FRAC")) o.helper_share = *v;
+}
+
 }  // namespace
 
 Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
@@ -53,6 +73,11 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.decode_cpu_share > 1)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: decode_cpu_share must be <= 1 (or < 0 for automatic), got {}",
          options_.decode_cpu_share);
+  apply_env(options_);
+  if (options_.peer_share > 1 || options_.helper_share > 1)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "session: peer_share and helper_share must be <= 1 (or < 0 for automatic), got "
+         "{} and {}", options_.peer_share, options_.helper_share);
+  options_.peer_pieces = prefill::resolve_peer_pieces(options_.peer_pieces);
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
   adapted_counts_ = expert_counts_;

@@ -24,6 +24,20 @@ struct SessionOptions {
   // streamed experts computed on the CPU from the host arena while the GPU
   // streams the rest; < 0: the cost model's (link vs CPU rate measured at load).
   double decode_cpu_share = -1;
+  // With the model's peer_device: the peer's share of each stream-all
+  // chunk's streamed experts (< 0: the cost model's), F32 transfers instead of
+  // FP16, host-route pieces (0 off, 1 = 8, K; STRATA_PF_PEER_PIECES overrides).
+  double peer_share = -1;
+  bool peer_f32 = false;
+  int32_t peer_pieces = 0;
+  // Under a layer split, a prompt of one chunk lets each stage's idle
+  // neighbour stream and compute a share of its streamed experts (seed 000;
+  // STRATA_PREFILL_HELP=0 turns it off). helper_share < 0: the rule
+  // min(0.45, 0.5 - T / 16384), off below 0.3 (STRATA_PREFILL_HELP_FRAC fixes
+  // it). helper_exact: bit-identical to no helper (PeerTerms::exact).
+  bool helper = true;
+  double helper_share = -1;
+  bool helper_exact = false;
   ProgressFn progress;     // tokens of the prompt done
 };
 

@@ -420,12 +420,7 @@ class CudaExecutor final : public core::Executor {
       const prefill::RowTable table = host_table(ids, T);
       upload_table(table, {});
       timer_.mark(s, &times.grouping_ms);
-      MoeScratch scratch;
-      scratch.tiles = tiles_.as<GemmTile>();
-      scratch.tile_count = tile_count_.as<int32_t>();
-      scratch.h = h_.as<float>();
-      scratch.hq = hq_.as<BlockQ8A>();
-      moe_experts_prompt(experts, table_view(T), xn, xq, scratch, y_.as<float>(), s);
+      moe_experts_prompt(experts, table_view(T), xn, xq, scratch(), y_.as<float>(), s);
     }
     timer_.mark(s, &times.expert_ms);
     moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
@@ -461,6 +456,15 @@ class CudaExecutor final : public core::Executor {
   }
   const int32_t* table_extra(int64_t T) const {
     return table_.as<int32_t>() + c_.n_expert + 1 + T * c_.n_expert_used;
+  }
+
+  MoeScratch scratch() const {
+    MoeScratch m;
+    m.tiles = tiles_.as<GemmTile>();
+    m.tile_count = tile_count_.as<int32_t>();
+    m.h = h_.as<float>();
+    m.hq = hq_.as<BlockQ8A>();
+    return m;
   }
 
   RowTableView table_view(int64_t T) const {
@@ -584,16 +588,9 @@ class CudaExecutor final : public core::Executor {
                            y_.as<float>(), s);
         return;
       }
-      int64_t tiles = 0;
-      for (int32_t e : list) tiles += (table.rows(e) + kGemmTileRows - 1) / kGemmTileRows;
-      if (tiles == 0) return;  // stream-all experts this chunk did not route
-      const RowTableView view = table_view(T);
-      gemm_tile_map(view.offsets, c_.n_expert, dev, static_cast<int32_t>(list.size()), tiles_.as<GemmTile>(),
-                    tile_count_.as<int32_t>(), tiles, s);
-      BlockQ8A* hq = core::activation_kind(l.down_exps.type) == core::ActivationKind::Q8A ? hq_.as<BlockQ8A>() : nullptr;
-      moe_gate_up(experts, view, xn, xq, tiles_.as<GemmTile>(), tile_count_.as<int32_t>(), tiles, h_.as<float>(), hq, s);
-      moe_down(experts, view, h_.as<float>(), hq, tiles_.as<GemmTile>(), tile_count_.as<int32_t>(), tiles,
-               y_.as<float>(), s);
+      // Stream-all experts this chunk did not route have no tiles: nothing runs.
+      moe_experts_listed(experts, table_view(T), dev, static_cast<int32_t>(list.size()), listed_tiles(table, list), xn,
+                         xq, scratch(), y_.as<float>(), s);
     };
     run(0);
     for (size_t g = 1; g < groups.size(); ++g) {

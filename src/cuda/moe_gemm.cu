@@ -1,5 +1,6 @@
 // MoE expert steps: the device-side tile map, and gate/up and down as grouped GEMMs (prompt) or batched mmvq (decode).
 #include "cuda/moe_gemm.cuh"
+#include "prefill/row_table.h"
 
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_host.h"
@@ -163,11 +164,23 @@ void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const fl
   if (rows == 0) return;
   require(table.offsets != nullptr && table.n_expert >= 1, "moe_experts_prompt", "offsets and n_expert >= 1",
           {{"n_expert", table.n_expert}});
-  const int64_t max_tiles = gemm_max_tiles(rows, table.n_expert);
-  gemm_tile_map(table.offsets, table.n_expert, nullptr, table.n_expert, s.tiles, s.tile_count, max_tiles, stream);
+  moe_experts_listed(w, table, nullptr, table.n_expert, gemm_max_tiles(rows, table.n_expert), x, xq, s, y, stream);
+}
+
+void moe_experts_listed(const MoeExperts& w, const RowTableView& table, const int32_t* experts, int32_t n_listed,
+                        int64_t max_tiles, const float* x, const core::BlockQ8A* xq, const MoeScratch& s, float* y,
+                        cudaStream_t stream) {
+  if (max_tiles == 0 || n_listed == 0) return;
+  gemm_tile_map(table.offsets, table.n_expert, experts, n_listed, s.tiles, s.tile_count, max_tiles, stream);
   core::BlockQ8A* hq = quantized(w.down.type) ? s.hq : nullptr;
   moe_gate_up(w, table, x, xq, s.tiles, s.tile_count, max_tiles, s.h, hq, stream);
   moe_down(w, table, s.h, hq, s.tiles, s.tile_count, max_tiles, y, stream);
+}
+
+int64_t listed_tiles(const prefill::RowTable& table, std::span<const int32_t> experts) {
+  int64_t tiles = 0;
+  for (int32_t e : experts) tiles += (table.rows(e) + kGemmTileRows - 1) / kGemmTileRows;
+  return tiles;
 }
 
 void moe_experts_decode(const MoeExperts& w, const int32_t* ids, int32_t n_tokens, int32_t k, const float* x,

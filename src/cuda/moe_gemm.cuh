@@ -15,9 +15,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <span>
 
 #include "core/quant.h"
 #include "cuda/gemm_types.h"
+
+namespace strata::prefill {
+struct RowTable;
+}
 
 namespace strata::cuda {
 
@@ -74,6 +79,15 @@ struct MoeScratch {
 // The whole prompt step for all experts: tile map, gate/up, down.
 void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
                         const MoeScratch& scratch, float* y, cudaStream_t stream);
+
+// The same step for the listed experts only (device `experts`, n_listed
+// ids): their rows of y are written, every other row keeps what it held.
+// max_tiles bounds their tiles (the caller knows their row counts); 0 does nothing.
+void moe_experts_listed(const MoeExperts& w, const RowTableView& table, const int32_t* experts, int32_t n_listed,
+                        int64_t max_tiles, const float* x, const core::BlockQ8A* xq, const MoeScratch& scratch,
+                        float* y, cudaStream_t stream);
+// The tiles of the listed experts' groups in a host row table: their max_tiles.
+int64_t listed_tiles(const prefill::RowTable& table, std::span<const int32_t> experts);
 
 // Decode (a few tokens): entry b = token * k + slot uses expert ids[b]
 // (device [n_tokens * k], the router's choices; an entry with a negative id

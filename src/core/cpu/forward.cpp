@@ -10,6 +10,8 @@
 #include "core/cpu/moe.h"
 #include "core/bytes.h"
 #include "core/cpu/ops.h"
+#include "core/cpu/peer_ops.h"
+#include "core/cpu/peer_worker.h"
 #include "core/cpu/ring_runner.h"
 #include "core/error.h"
 #include "core/expert_store.h"
@@ -20,6 +22,7 @@
 #include "core/model.h"
 #include "core/session.h"
 #include "core/thread_pool.h"
+#include "prefill/peer_share.h"
 #include "prefill/row_table.h"
 
 namespace strata::core {
@@ -63,6 +66,7 @@ struct CpuStreamed {
   std::unique_ptr<uint8_t[]> arena;
   std::vector<double> usage;  // decayed routed rows per flat expert (adaptive residency)
   uint64_t generation = 0;    // residency changes so far
+  bool peer = false;          // the model's peer_device is a CPU device: sessions get a peer ring
 };
 
 class CpuExecutor final : public Executor {
@@ -74,7 +78,11 @@ class CpuExecutor final : public Executor {
         plan_(plan),
         pool_(n_threads),
         kv_(options.kv_type, plan.n_layers, options.n_ctx, c_.n_head_kv, c_.head_dim_k, c_.head_dim_v),
-        streamed_(streamed) {
+        streamed_(streamed),
+        model_(model) {
+    peer_terms_.share = options.peer_share;
+    peer_terms_.f32 = options.peer_f32;
+    peer_terms_.pieces = options.peer_pieces;
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       const LayerWeights& l = w_.layers[il];
       norms_.push_back({norm_.get(l.attn_norm), norm_.get(l.q_norm), norm_.get(l.k_norm), norm_.get(l.ffn_norm)});
@@ -85,7 +93,24 @@ class CpuExecutor final : public Executor {
       ring_ = std::make_unique<cpu::CpuRing>(p.ring_slots, p.slot_bytes);
       ptrs_.assign(3, std::vector<const uint8_t*>(static_cast<size_t>(plan.n_layers) * c_.n_expert));
       point_residents();
+      if (streamed_->peer) {
+        // The peer_device's ring and threads (the CPU's: the pair shares them).
+        peer_ring_ = std::make_unique<cpu::CpuRing>(p.ring_slots, p.slot_bytes);
+        peer_pool_ = std::make_unique<ThreadPool>(n_threads);
+      }
     }
+  }
+
+  bool set_helper(Executor* helper, const PeerTerms& terms) override {
+    helper_ = {};
+    if (!helper) return true;
+    auto* h = dynamic_cast<CpuExecutor*>(helper);
+    // The helper streams with its own ring: it needs one whose slots hold this stage's blobs.
+    if (!h || h == this || !streamed_ || !h->ring_ || h->ring_->slot_bytes() < max_blob_bytes(streamed_->experts))
+      return false;
+    helper_ = {h->ring_.get(), &h->pool_, &h->next_slot_};
+    helper_terms_ = terms;
+    return true;
   }
 
   // Pointer tables: resident experts in place in the mapping; streamed ones
@@ -124,12 +149,13 @@ class CpuExecutor final : public Executor {
       clock.tick(times.transfer_ms);
     }
 
+    peer_.reset();  // a chunk that failed may have left one
     const uint64_t streamed0 = streamed_ ? ring_->bytes_copied() : 0;
     if (streamed_ && generation_ != streamed_->generation) point_residents();
     if (streamed_) {
       // Long chunks stream every non-resident expert from the start; short ones only what each layer routes.
       mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
-      if (mode_ == prefill::RingMode::StreamAll) start_ring(stream_all_schedule(streamed_->experts, next_slot_), -1);
+      if (mode_ == prefill::RingMode::StreamAll) start_stream_all(T, chunk.pos0);
     }
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
@@ -140,6 +166,11 @@ class CpuExecutor final : public Executor {
     if (streamed_) {
       ring_->finish();
       times.bytes_streamed += ring_->bytes_copied() - streamed0;
+    }
+    if (peer_) {
+      peer_->finish();
+      times.bytes_streamed += peer_->bytes_copied() - peer_copied0_;
+      peer_.reset();
     }
 
     if (!plan_.has_head) {
@@ -242,6 +273,29 @@ class CpuExecutor final : public Executor {
     clock.tick(times.combine_ms);
   }
 
+  // A stream-all chunk: with a helper or a peer_device and a positive share
+  // the peer's ring starts on its experts and this ring on the rest.
+  void start_stream_all(int64_t T, int32_t pos0) {
+    const StageExperts& x = streamed_->experts;
+    cpu::PeerSide side = helper_;
+    PeerTerms terms = helper_terms_;
+    if (!side.ring && peer_ring_) {
+      side = {peer_ring_.get(), peer_pool_.get(), &peer_next_slot_};
+      terms = peer_terms_;
+      if (terms.share < 0) terms.share = choose_peer_share(peer_setup(model_, x, T, pos0, terms, 0)).share;
+    }
+    if (!side.ring || terms.share <= 0) {
+      start_ring(stream_all_schedule(x, next_slot_), -1);
+      return;
+    }
+    SharedStreamAll split = split_stream_all(x, terms.share);
+    start_ring(lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_), -1);
+    share_ = terms.share;
+    peer_exact_ = terms.exact;
+    peer_copied0_ = side.ring->bytes_copied();
+    peer_ = std::make_unique<cpu::PeerWorker>(side, x, streamed_->arena.get(), terms, std::move(split.peer));
+  }
+
   // Starts the copy thread on a schedule; its loads of schedule layer 0 belong to `layer` when that is not -1.
   void start_ring(prefill::RingSchedule schedule, int32_t layer) {
     schedule_ = std::move(schedule);
@@ -294,7 +348,25 @@ class CpuExecutor final : public Executor {
     const double wait = ring_->wait_ms() - wait0;
     times.expert_ms -= wait;
     times.stream_wait_ms += wait;
-    moe.combine(weights_.data(), o_.data());
+    if (!peer_) {
+      moe.combine(weights_.data(), o_.data());
+      return;
+    }
+    // The peer's rows or sums, then the combine (its time includes the peer's).
+    const prefill::PeerSharePlan plan = prefill::plan_peer_share(table, x.streamed[li], share_, mode_);
+    peer_row_.assign(table.entries.size(), 0);
+    for (int32_t r : plan.peer_rows) peer_row_[r] = 1;
+    if (peer_exact_) {
+      peer_->layer(li, mw, xn_.data(), table, weights_.data(), peer_row_.data(), moe.rows());
+      moe.combine(weights_.data(), o_.data());
+    } else {
+      sums_.resize(xn_.size());
+      peer_->layer(li, mw, xn_.data(), table, weights_.data(), peer_row_.data(), sums_.data());
+      std::fill(o_.begin(), o_.end(), 0.0f);
+      cpu::combine_with_peer(moe.rows(), weights_.data(), peer_row_.data(), table.n_tokens, table.k, c_.n_embd,
+                             sums_.data(), o_.data());
+    }
+    clock.tick(times.combine_ms);
   }
 
   const ModelConfig& c_;
@@ -315,6 +387,21 @@ class CpuExecutor final : public Executor {
   int32_t next_slot_ = 0;
   std::vector<std::vector<const uint8_t*>> ptrs_;  // gate, up, down: [layer * n_expert + e]
   uint64_t generation_ = 0;                        // of the residency ptrs_ reflects
+  // Sharing stream-all chunks with a peer: the model's peer_device (its ring
+  // and threads owned here) or, for the chunks a pipeline says, a stage helper.
+  const Model& model_;
+  PeerTerms peer_terms_;
+  std::unique_ptr<cpu::CpuRing> peer_ring_;
+  std::unique_ptr<ThreadPool> peer_pool_;
+  int32_t peer_next_slot_ = 0;
+  cpu::PeerSide helper_;
+  PeerTerms helper_terms_;
+  std::unique_ptr<cpu::PeerWorker> peer_;  // the current chunk's, when shared
+  double share_ = 0;
+  bool peer_exact_ = false;
+  uint64_t peer_copied0_ = 0;
+  std::vector<uint8_t> peer_row_;
+  std::vector<float> sums_;
 };
 
 class CpuBackend final : public Backend {
@@ -329,6 +416,7 @@ class CpuBackend final : public Backend {
     streamed_->experts = std::move(experts);
     const PlacementPlan& p = streamed_->experts.plan;
     streamed_->usage.assign(p.resident.size(), 0.0);
+    streamed_->peer = options.peer.has_value();
     try {
       streamed_->arena.reset(new uint8_t[p.arena_bytes]);
     } catch (const std::bad_alloc&) {

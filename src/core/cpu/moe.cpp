@@ -146,6 +146,8 @@ void MoeChunk::run(const MoeWeights& w, std::span<const int32_t> experts) {
   });
 }
 
+float* MoeChunk::rows() { return impl_->ys.data(); }
+
 void MoeChunk::combine(const float* topk_weights, float* Y) {
   Impl& m = *impl_;
   parallel_for(m.pool, m.T, [&](int64_t b, int64_t e) {

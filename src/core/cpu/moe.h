@@ -92,6 +92,9 @@ class MoeChunk {
   // Y[t] = sum over slots, in order, of topk_weights[t][slot] * row (t, slot).
   // Every routed expert must have run.
   void combine(const float* topk_weights, float* Y);
+  // The rows: [T * k][n_embd], row token * k + slot, written by run() (or by
+  // a caller that computed some elsewhere: a peer's rows).
+  float* rows();
 
  private:
   struct Impl;

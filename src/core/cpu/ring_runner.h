@@ -44,6 +44,7 @@ class CpuRing {
 
   uint8_t* slot(int32_t s) const { return slots_.get() + static_cast<uint64_t>(s) * slot_bytes_; }
   int32_t n_slots() const { return n_slots_; }
+  uint64_t slot_bytes() const { return slot_bytes_; }
   uint64_t bytes_copied() const { return bytes_copied_; }
   double wait_ms() const { return wait_ms_; }
 
