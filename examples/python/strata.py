@@ -68,7 +68,9 @@ class _ModelInfo(ctypes.Structure):
 class _SessionParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("n_ctx", ctypes.c_int32), ("kv_type", ctypes.c_int),
                 ("chunk_size", ctypes.c_int32), ("progress", _PROGRESS), ("progress_user_data", ctypes.c_void_p),
-                ("no_pipeline", ctypes.c_int32), ("decode_cpu_share", ctypes.c_double)]
+                ("no_pipeline", ctypes.c_int32), ("decode_cpu_share", ctypes.c_double),
+                ("peer_share", ctypes.c_double), ("peer_f32", ctypes.c_int32), ("peer_pieces", ctypes.c_int32),
+                ("no_helper", ctypes.c_int32), ("helper_share", ctypes.c_double), ("helper_exact", ctypes.c_int32)]
 
 
 class _SamplerParams(ctypes.Structure):

@@ -27,6 +27,16 @@ void EngineOptions::add_to(CLI::App& app) {
   app.add_flag("--no-pipeline", no_pipeline, "With several stages, run one chunk at a time through all of them");
   app.add_option("--decode-cpu-share", decode_cpu_share,
                  "GPU decode with streamed experts: share computed on the CPU (default: from measured rates)");
+  app.add_option("--peer-share", peer_share,
+                 "With --peer-device: the peer's share of a chunk's streamed experts (default: cost model)");
+  app.add_flag("--peer-f32", peer_f32, "With --peer-device: activations and sums cross as F32 (default FP16)");
+  app.add_option("--peer-pieces", peer_pieces,
+                 "With --peer-device: host-route transfers in K pieces (0 off, 1 = 8; STRATA_PF_PEER_PIECES)");
+  app.add_flag("--no-helper", no_helper,
+               "Layer split: idle stages do not help with one-chunk prompts (STRATA_PREFILL_HELP=0)");
+  app.add_option("--helper-share", helper_share,
+                 "Layer split: the helper's share (default min(0.45, 0.5 - T/16384), off below 0.3)");
+  app.add_flag("--helper-exact", helper_exact, "Layer split: helped output equals unhelped bit for bit");
   app.add_option("-c,--ctx", ctx, "Context length (default: min(model, 4096))");
 }
 
@@ -55,6 +65,12 @@ strata::SessionParams EngineOptions::session_params(bool bar) const {
   p.chunk_size = chunk;
   p.pipeline = !no_pipeline;
   p.decode_cpu_share = decode_cpu_share;
+  p.peer_share = peer_share;
+  p.peer_f32 = peer_f32;
+  p.peer_pieces = peer_pieces;
+  p.helper = !no_helper;
+  p.helper_share = helper_share;
+  p.helper_exact = helper_exact;
   if (bar) p.progress = [](uint64_t d, uint64_t t) { return t < 4096 || progress_bar("prompt", d, t); };
   return p;
 }

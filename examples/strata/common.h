@@ -23,6 +23,12 @@ struct EngineOptions {
   int32_t adapt_swaps = 16;
   std::string expert_profile;  // path
   double decode_cpu_share = -1;
+  double peer_share = -1;
+  bool peer_f32 = false;
+  int32_t peer_pieces = 0;
+  bool no_helper = false;
+  double helper_share = -1;
+  bool helper_exact = false;
   int32_t ctx = 0;
 
   void add_to(CLI::App& app);

@@ -78,6 +78,12 @@ struct SessionParams {
   int32_t chunk_size = 0;
   bool pipeline = true;  // several stages: overlap chunks across stages
   double decode_cpu_share = -1;  // streamed experts in GPU decode: CPU share, < 0 automatic
+  double peer_share = -1;        // peer_device: share of stream-all chunks' streamed experts, < 0 cost model
+  bool peer_f32 = false;         // peer_device: F32 transfers (default FP16)
+  int32_t peer_pieces = 0;       // peer_device: host route in pieces (0 off, 1 = 8, K)
+  bool helper = true;            // layer split, one-chunk prompts: idle stages help (seed 000)
+  double helper_share = -1;      // < 0: the rule min(0.45, 0.5 - T / 16384), off below 0.3
+  bool helper_exact = false;     // helped == unhelped bit for bit
   detail::Progress progress;  // prompt tokens done
 };
 
@@ -212,6 +218,12 @@ class Model {
     c.chunk_size = p.chunk_size;
     c.no_pipeline = p.pipeline ? 0 : 1;
     c.decode_cpu_share = p.decode_cpu_share;
+    c.peer_share = p.peer_share;
+    c.peer_f32 = p.peer_f32 ? 1 : 0;
+    c.peer_pieces = p.peer_pieces;
+    c.no_helper = p.helper ? 0 : 1;
+    c.helper_share = p.helper_share;
+    c.helper_exact = p.helper_exact ? 1 : 0;
     std::unique_ptr<detail::Progress> progress;
     if (p.progress) {
       progress = std::make_unique<detail::Progress>(p.progress);

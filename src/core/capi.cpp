@@ -256,6 +256,8 @@ STRATA_API void strata_session_params_init(strata_session_params* p) {
   p->struct_size = sizeof(*p);
   p->kv_type = STRATA_KV_F16;
   p->decode_cpu_share = -1;
+  p->peer_share = -1;
+  p->helper_share = -1;
 }
 
 STRATA_API strata_status strata_session_new(strata_model* model, const strata_session_params* params,
@@ -279,6 +281,15 @@ STRATA_API strata_status strata_session_new(strata_model* model, const strata_se
       fail(STRATA_ERR_INVALID_ARGUMENT, "no_pipeline must be 0 or 1, got {}", p->no_pipeline);
     o.pipeline = p->no_pipeline == 0;
     o.decode_cpu_share = p->decode_cpu_share;
+    for (const auto& [v, name] : {std::pair{p->peer_f32, "peer_f32"}, std::pair{p->no_helper, "no_helper"},
+                                  std::pair{p->helper_exact, "helper_exact"}})
+      if (v != 0 && v != 1) fail(STRATA_ERR_INVALID_ARGUMENT, "{} must be 0 or 1, got {}", name, v);
+    o.peer_share = p->peer_share;
+    o.peer_f32 = p->peer_f32 == 1;
+    o.peer_pieces = p->peer_pieces;
+    o.helper = p->no_helper == 0;
+    o.helper_share = p->helper_share;
+    o.helper_exact = p->helper_exact == 1;
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto s = std::make_unique<strata_session>();
     s->session = std::make_unique<strata::core::Session>(model->model, std::move(o));

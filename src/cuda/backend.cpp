@@ -72,6 +72,7 @@ class CudaBackend final : public core::Backend {
       if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
     }
     const bool streaming = weights_.experts != nullptr;
+    if (options.peer) weights_.peer_device = options.peer->ordinal;
     Uploader up;
     // A matrix; the expert tensors only by shape when experts are placed one by one (streaming).
     auto matrix = [&](const core::TensorRef& t, DeviceTensor& d, size_t& offset) {

@@ -44,6 +44,7 @@ struct DeviceWeights {
   double link_GBps = 0;  // pinned host-to-device copies, measured at load
   double cpu_GBps = 0;   // expert weights the CPU computes through per second (decode rows), measured at load
   uint64_t generation = 0;  // residency changes so far (adaptive residency): executors re-read `blobs` when it moves
+  int peer_device = -1;     // the model's peer_device (a CUDA ordinal): sessions stream a share of the experts there
 };
 
 // Uploads the weights of one stage (its layers; the embedding when it is the

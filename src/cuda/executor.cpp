@@ -22,6 +22,7 @@
 #include "cuda/moe.cuh"
 #include "cuda/moe_gemm.cuh"
 #include "cuda/norm.cuh"
+#include "cuda/peer.h"
 #include "cuda/quantize.cuh"
 #include "core/expert_store.h"
 #include "cuda/ring.h"
@@ -144,6 +145,13 @@ class CudaExecutor final : public core::Executor {
       h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
       const double rates = w_.cpu_GBps + w_.link_GBps;
       cpu_share_ = o.decode_cpu_share >= 0 ? o.decode_cpu_share : rates > 0 ? w_.cpu_GBps / rates : 0;
+      peer_terms_.share = o.peer_share;
+      peer_terms_.f32 = o.peer_f32;
+      peer_terms_.pieces = o.peer_pieces;
+      // A peer_device's ring: half this one's depth is enough for its share.
+      if (w_.peer_device >= 0)
+        peer_storage_ = std::make_unique<PeerStorage>(w_.peer_device, c_, chunk_, std::max(3, p.ring_slots / 2),
+                                                      p.slot_bytes);
     }
     // Streaming decides per step on the host (schedules, ring waits): only fully resident stages replay graphs.
     graphs_on_ = !ring_ && graphs_enabled();
@@ -156,7 +164,20 @@ class CudaExecutor final : public core::Executor {
     for (const DeviceBuffer* b : {&x_, &xn_, &xq_, &q_, &k_, &v_, &att_, &o_, &router_, &weights_, &ids_all_, &y_, &h_,
                                   &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_, &d_ptrs_})
       n += b->size();
-    return n + (ring_ ? ring_->device_bytes() : 0);
+    return n + (ring_ ? ring_->device_bytes() : 0) + (peer_storage_ ? peer_storage_->device_bytes() : 0);
+  }
+
+  bool set_helper(core::Executor* helper, const core::PeerTerms& terms) override {
+    helper_.reset();
+    if (!helper) return true;
+    auto* h = dynamic_cast<CudaExecutor*>(helper);
+    // The helper streams through its own ring and computes in its own buffers: they must hold this stage's work.
+    if (!h || h == this || !ring_ || !h->ring_ || h->ring_->slot_bytes() < core::max_blob_bytes(*w_.experts) ||
+        h->chunk_ < chunk_ || h->router_.size() / sizeof(int32_t) < PeerShare::table_ints(c_, chunk_))
+      return false;
+    helper_ = std::make_unique<PeerScratch>(h->lend());
+    helper_terms_ = terms;
+    return true;
   }
 
   // A chunk of one token on a stage whose experts are all resident replays
@@ -197,6 +218,7 @@ class CudaExecutor final : public core::Executor {
     copy_async(tok_pos_.data(), h_tp, (2 * T + 1) * sizeof(int32_t), s);
 
     if (ring_ && generation_ != w_.generation) point_residents();
+    sharing_ = false;
     const uint64_t streamed0 = ring_ ? ring_->bytes_enqueued() : 0;
     if (exec)
       exec->launch(s);
@@ -208,6 +230,11 @@ class CudaExecutor final : public core::Executor {
     stream_.synchronize();
     timer_.collect();
     if (ring_) times.bytes_streamed += ring_->bytes_enqueued() - streamed0;
+    if (sharing_) {
+      share_->end();
+      times.bytes_streamed += share_->bytes_streamed();
+      sharing_ = false;
+    }
 
     const int32_t* ids = h_ids_.as<int32_t>();
     for (int32_t i = 0; i < plan_.n_layers; ++i) {
@@ -255,7 +282,8 @@ class CudaExecutor final : public core::Executor {
       // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
       mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
       if (mode_ == prefill::RingMode::StreamAll) {
-        schedule_ = core::stream_all_schedule(*w_.experts, next_slot_);
+        schedule_ = start_share(T, chunk.pos0) ? std::move(own_lists_schedule_)
+                                               : core::stream_all_schedule(*w_.experts, next_slot_);
         next_slot_ = schedule_.next_slot;
         for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
         copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
@@ -395,6 +423,7 @@ class CudaExecutor final : public core::Executor {
     cudaStream_t s = stream_.get();
     float* xn = xn_.as<float>();
     rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
+    if (sharing_) share_->send_early(xn, s);
     matmul(l.gate_inp, xn, T, router_.as<float>());
     int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
     route_topk(router_.as<float>(), T, c_.n_expert, k, core::cpu::router_mode_of(c_.gating), ids,
@@ -423,7 +452,10 @@ class CudaExecutor final : public core::Executor {
       moe_experts_prompt(experts, table_view(T), xn, xq, scratch(), y_.as<float>(), s);
     }
     timer_.mark(s, &times.expert_ms);
-    moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
+    if (sharing_)
+      share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x_.as<float>(), s);
+    else
+      moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
     timer_.mark(s, &times.combine_ms);
   }
 
@@ -575,6 +607,9 @@ class CudaExecutor final : public core::Executor {
       }
     }
     upload_table(table, extra);
+    if (sharing_)
+      share_->layer(il, l, table, prefill::plan_peer_share(table, x.streamed[il], share_value_, mode_), xn,
+                    weights_.as<float>(), s);
     timer_.mark(s, &times.grouping_ms);
 
     const MoeExperts experts{expert_set(l.gate_exps, il, 0), expert_set(l.up_exps, il, 1),
@@ -602,6 +637,52 @@ class CudaExecutor final : public core::Executor {
       ring_->release_through(last, s);
     }
     if (!on_cpu.empty()) cpu_experts(il, table, on_cpu);
+  }
+
+  // A stream-all chunk shared with the helper (set_helper) or the
+  // peer_device: when the share is positive, starts the peer's ring on its
+  // experts and leaves this ring's schedule of the rest in
+  // own_lists_schedule_; returns whether the chunk is shared.
+  bool start_share(int64_t T, int32_t pos0) {
+    PeerScratch peer;
+    core::PeerTerms terms = helper_terms_;
+    if (helper_) {
+      peer = *helper_;
+    } else if (peer_storage_) {
+      peer = peer_storage_->scratch();
+      terms = peer_terms_;
+      if (terms.share < 0)
+        terms.share = core::choose_peer_share(core::peer_setup(model_, *w_.experts, T, pos0, terms, w_.link_GBps)).share;
+    }
+    if (!peer.ring || terms.share <= 0) return false;
+    const core::StageExperts& x = *w_.experts;
+    core::SharedStreamAll split = core::split_stream_all(x, terms.share);
+    own_lists_schedule_ = core::lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_);
+    if (!share_) share_ = std::make_unique<PeerShare>(device_, c_, chunk_);
+    share_->begin(peer, terms, x, w_.arena.as<uint8_t>(), std::move(split.peer), T);
+    share_value_ = terms.share;
+    sharing_ = true;
+    return true;
+  }
+
+  // This executor's stream, ring and prompt buffers, lent to another stage's
+  // executor as its helper while this one is idle (the table and pointer
+  // tables of the peer's work go into router_, which this stage's next chunk rewrites).
+  PeerScratch lend() {
+    PeerScratch p;
+    p.device = device_;
+    p.stream = stream_.get();
+    p.ring = ring_.get();
+    p.next_slot = &next_slot_;
+    p.chunk = chunk_;
+    p.xn = xn_.as<float>();
+    p.xq = xq_.as<BlockQ8A>();
+    p.w = weights_.as<float>();
+    p.moe = scratch();
+    p.y = y_.as<float>();
+    p.table = router_.as<int32_t>();
+    p.table_ints = router_.size() / sizeof(int32_t);
+    return p;
   }
 
   // Decode rows of streamed experts computed on the host (overlapping the
@@ -671,6 +752,15 @@ class CudaExecutor final : public core::Executor {
   double cpu_share_ = 0;
   uint64_t generation_ = 0;  // of the residency the pointer tables reflect
   core::ArenaPointers arena_ptrs_;
+  // Sharing stream-all chunks: a peer_device (its storage owned here) or a
+  // stage helper (another executor's, for the chunks the pipeline says).
+  core::PeerTerms peer_terms_, helper_terms_;
+  std::unique_ptr<PeerStorage> peer_storage_;
+  std::unique_ptr<PeerScratch> helper_;
+  std::unique_ptr<PeerShare> share_;
+  prefill::RingSchedule own_lists_schedule_;
+  bool sharing_ = false;
+  double share_value_ = 0;
   std::unique_ptr<core::ThreadPool> cpu_pool_;
   HostBuffer h_xn_, h_y_;
 };

@@ -1,4 +1,4 @@
-// MoE pieces on the device: router top-k, SwiGLU, slot-order combine, residual add, row gather/scatter by a RowTable.
+// MoE pieces on the device: router top-k, SwiGLU, slot-order combine and peer sums, residual add, row gather/scatter.
 #include <climits>
 #include <cmath>
 
@@ -145,14 +145,58 @@ static __global__ void swiglu_kernel(const float* gate, const float* up, float* 
   }
 }
 
-static __global__ void moe_combine_kernel(const float* __restrict__ y, const float* __restrict__ w, int64_t T, int k,
-                                          int64_t n, const float* residual, float* out) {
+// acc[j] = sum over slot = 0..k-1, in that order, of w * y[row][i + j] for
+// the rows of token t whose peer flag is `peer` (every row when peer_row is
+// null), F32 from 0 without fused operations: the CPU's combine order. Rows
+// of the other card are not read.
+template <int V>
+__device__ __forceinline__ void slot_sums(const float* __restrict__ y, const float* __restrict__ w,
+                                          const uint8_t* __restrict__ peer_row, bool peer, int64_t t, int k,
+                                          int64_t n, int64_t i, float (&acc)[V]) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = 0.0f;
+  for (int s = 0; s < k; ++s) {
+    const int64_t r = t * k + s;
+    if (peer_row && (peer_row[r] != 0) != peer) continue;
+    const float ws = w[r];
+    const float* yr = y + r * n + i;
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = __fadd_rn(acc[j], __fmul_rn(ws, yr[j]));
+  }
+}
+
+// moe_combine (peer_row and sums null) and moe_combine_peer: out = residual +
+// (own-slot sum [+ sums]), or the bare sum without a residual.
+static __global__ void moe_combine_kernel(const float* __restrict__ y, const float* __restrict__ w,
+                                          const uint8_t* __restrict__ peer_row, int64_t T, int k, int64_t n,
+                                          const float* sums, const float* residual, float* out) {
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < T * n;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t t = idx / n, i = idx % n;
-    float acc = 0.0f;
-    for (int s = 0; s < k; ++s) acc = __fadd_rn(acc, __fmul_rn(w[t * k + s], y[(t * k + s) * n + i]));
-    out[idx] = residual ? __fadd_rn(residual[idx], acc) : acc;
+    float acc[1];
+    slot_sums<1>(y, w, peer_row, false, idx / n, k, n, idx % n, acc);
+    if (sums) acc[0] = __fadd_rn(acc[0], sums[idx]);
+    out[idx] = residual ? __fadd_rn(residual[idx], acc[0]) : acc[0];
+  }
+}
+
+// The peer's sums of tokens [t_begin, t_begin + n_tok) into F32 or F16 rows:
+// V consecutive values of a row a thread and step, V = 8 (16-byte stores,
+// out 16-byte aligned and n % 8 == 0) or 1.
+template <int V, typename Out>
+static __global__ void moe_peer_sums_kernel(const float* __restrict__ y, const float* __restrict__ w,
+                                            const uint8_t* __restrict__ peer_row, int64_t t_begin, int64_t n_tok,
+                                            int k, int64_t n, Out* __restrict__ out) {
+  const int64_t groups = n / V;
+  for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < n_tok * groups;
+       g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = t_begin + g / groups, i = g % groups * V;
+    float acc[V];
+    slot_sums<V>(y, w, peer_row, true, t, k, n, i, acc);
+    if constexpr (V == 8) {
+      store8(out + t * n + i, acc);
+    } else {
+      store1(out + t * n + i, acc[0]);
+    }
   }
 }
 
@@ -181,9 +225,20 @@ static __global__ void scatter_rows_kernel(const float* __restrict__ src, int64_
 }
 
 // Blocks for a grid-stride loop over n elements: enough to fill the device, never more than needed.
-unsigned elementwise_blocks(int64_t n) {
-  const int64_t b = ceil_div(n, kElemThreads);
-  return static_cast<unsigned>(b < 65536 ? b : 65536);
+unsigned elementwise_blocks(int64_t n) { return grid_blocks(n, kElemThreads, 65536); }
+
+// moe_peer_sums: 16-byte stores when every row starts 16-byte aligned.
+template <typename Out>
+void launch_peer_sums(const float* y, const float* w, const uint8_t* peer_row, int64_t t_begin, int64_t n_tok, int k,
+                      int64_t n, Out* out, cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(out) % 16 == 0 && n % 8 == 0) {
+    moe_peer_sums_kernel<8, Out><<<elementwise_blocks(n_tok * (n / 8)), kElemThreads, 0, stream>>>(
+        y, w, peer_row, t_begin, n_tok, k, n, out);
+  } else {
+    moe_peer_sums_kernel<1, Out><<<elementwise_blocks(n_tok * n), kElemThreads, 0, stream>>>(y, w, peer_row, t_begin,
+                                                                                            n_tok, k, n, out);
+  }
+  launch_check("moe_peer_sums_kernel", stream);
 }
 
 }  // namespace
@@ -218,7 +273,33 @@ void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t
   require_stream(stream, "moe_combine");
   require(T >= 0 && k >= 1 && n >= 1, "moe_combine", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
   if (T == 0) return;
-  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, T, k, n, residual, out);
+  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, nullptr, T, k, n, nullptr,
+                                                                               residual, out);
+  launch_check("moe_combine_kernel", stream);
+}
+
+void moe_peer_sums(const float* y, const float* weights, const uint8_t* peer_row, int64_t t_begin, int64_t t_end,
+                   int k, int64_t n, float* out_f32, uint16_t* out_f16, cudaStream_t stream) {
+  require_stream(stream, "moe_peer_sums");
+  require(t_begin >= 0 && t_begin <= t_end && k >= 1 && n >= 1, "moe_peer_sums",
+          "0 <= t_begin <= t_end, k >= 1, n >= 1", {{"t_begin", t_begin}, {"t_end", t_end}, {"k", k}, {"n", n}});
+  require((out_f32 == nullptr) != (out_f16 == nullptr), "moe_peer_sums", "exactly one of out_f32 and out_f16");
+  if (t_end == t_begin) return;
+  if (out_f32) {
+    launch_peer_sums(y, weights, peer_row, t_begin, t_end - t_begin, k, n, out_f32, stream);
+  } else {
+    launch_peer_sums(y, weights, peer_row, t_begin, t_end - t_begin, k, n, out_f16, stream);
+  }
+}
+
+void moe_combine_peer(const float* y, const float* weights, const uint8_t* peer_row, int64_t T, int k, int64_t n,
+                      const float* sums, const float* residual, float* out, cudaStream_t stream) {
+  require_stream(stream, "moe_combine_peer");
+  require(T >= 0 && k >= 1 && n >= 1, "moe_combine_peer", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
+  require(peer_row != nullptr && residual != nullptr, "moe_combine_peer", "peer_row and residual");
+  if (T == 0) return;
+  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, peer_row, T, k, n, sums,
+                                                                               residual, out);
   launch_check("moe_combine_kernel", stream);
 }
 

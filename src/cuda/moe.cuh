@@ -1,4 +1,4 @@
-// MoE pieces on the device: router top-k, SwiGLU, slot-order combine, residual add, row gather/scatter by a RowTable.
+// MoE pieces on the device: router top-k, SwiGLU, slot-order combine and peer sums, residual add, row gather/scatter.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,6 +30,30 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStrea
 // out is the sum) and may equal out. y: [T * k][n], weights: [T][k].
 void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t n, const float* residual,
                  float* out, cudaStream_t stream);
+
+// The peer's half of the combine (cpu::peer_sums on the device, bit for
+// bit): for tokens [t_begin, t_end), row t of the output = sum over slots,
+// in order, of weights[t][slot] * y[t * k + slot] for the rows with
+// peer_row[t * k + slot] != 0 (+0.0f for a token without any); only those
+// rows of y are read. Exactly one of out_f32 and out_f16 is non-null; it has
+// the full [T][n] layout, and only rows t_begin..t_end-1 are written. It may
+// be mapped pinned host memory: rows go out in 16-byte stores where out is
+// 16-byte aligned and n is a multiple of 8, else value by value. F16 values are
+// the F32 sums rounded to nearest even (core::f32_to_fp16). t_end == t_begin
+// does nothing. Throws Error(STRATA_ERR_INVALID_ARGUMENT) unless
+// 0 <= t_begin <= t_end, k >= 1, n >= 1 and one output is given.
+void moe_peer_sums(const float* y, const float* weights, const uint8_t* peer_row, int64_t t_begin, int64_t t_end,
+                   int k, int64_t n, float* out_f32, uint16_t* out_f16, cudaStream_t stream);
+
+// The primary's half (cpu::combine_with_peer on the device, bit for bit):
+// out[t][i] = residual[t][i] + acc, where acc is the slot-order sum over the
+// rows with peer_row == 0 (only those rows of y are read), then acc + sums[t][i]
+// when sums is not null. residual is required and may equal out; sums may be
+// mapped pinned host memory. With peer_row all zero and no sums this is
+// moe_combine with a residual. Throws Error(STRATA_ERR_INVALID_ARGUMENT) unless
+// T >= 0, k >= 1, n >= 1 and peer_row and residual are given.
+void moe_combine_peer(const float* y, const float* weights, const uint8_t* peer_row, int64_t T, int k, int64_t n,
+                      const float* sums, const float* residual, float* out, cudaStream_t stream);
 
 // out[i] = a[i] + b[i] for n elements; out may equal a or b.
 void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);

@@ -21,11 +21,6 @@ static __global__ void route_copy1_kernel(const float* __restrict__ src, float* 
     dst[i] = src[i];
 }
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = ceil_div(n, kThreads);
-  return static_cast<unsigned>(b < kMaxBlocks ? b : kMaxBlocks);
-}
-
 }  // namespace
 
 void route_copy(const float* src, float* dst, int64_t n, cudaStream_t stream) {
@@ -35,13 +30,13 @@ void route_copy(const float* src, float* dst, int64_t n, cudaStream_t stream) {
   const bool aligned = (reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16 == 0;
   const int64_t n4 = aligned ? n / 4 : 0;
   if (n4 > 0) {
-    route_copy4_kernel<<<blocks_for(n4), kThreads, 0, stream>>>(reinterpret_cast<const float4*>(src),
+    route_copy4_kernel<<<grid_blocks(n4, kThreads, kMaxBlocks), kThreads, 0, stream>>>(reinterpret_cast<const float4*>(src),
                                                                reinterpret_cast<float4*>(dst), n4);
     launch_check("route_copy4_kernel", stream);
   }
   const int64_t rest = n - n4 * 4;
   if (rest > 0) {
-    route_copy1_kernel<<<blocks_for(rest), kThreads, 0, stream>>>(src + n4 * 4, dst + n4 * 4, rest);
+    route_copy1_kernel<<<grid_blocks(rest, kThreads, kMaxBlocks), kThreads, 0, stream>>>(src + n4 * 4, dst + n4 * 4, rest);
     launch_check("route_copy1_kernel", stream);
   }
 }

@@ -47,6 +47,7 @@ Run run_counts(const std::string& path, const Placement& where, const std::vecto
   mo.devices = where.devices;
   mo.layer_split = where.layer_split;
   mo.vram_budget = where.vram_budget;
+  mo.peer_device = where.peer_device;
   const auto model = Model::load(path, mo);
   SessionOptions so;
   so.n_ctx = static_cast<int32_t>(toks.size()) + 8 + decode;
@@ -54,6 +55,12 @@ Run run_counts(const std::string& path, const Placement& where, const std::vecto
   so.kv_type = kv;
   so.pipeline = where.pipeline;
   so.decode_cpu_share = where.decode_cpu_share;
+  so.peer_share = where.peer_share;
+  so.peer_f32 = where.peer_f32;
+  so.peer_pieces = where.peer_pieces;
+  so.helper = where.helper;
+  so.helper_share = where.helper_share;
+  so.helper_exact = where.helper_exact;
   Session s(model, so);
   Run r;
   s.prompt(toks, [&](int32_t, std::span<const float> l) {
@@ -61,6 +68,7 @@ Run run_counts(const std::string& path, const Placement& where, const std::vecto
     return true;
   });
   r.bytes_streamed = s.stats().phases.bytes_streamed;
+  r.combine_ms = s.stats().phases.combine_ms;
   for (int i = 0; i < decode; ++i) {
     const auto l = s.decode(1 + i);
     r.logits.insert(r.logits.end(), l.begin(), l.end());

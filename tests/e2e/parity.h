@@ -25,6 +25,7 @@ struct Run {
   std::vector<float> logits;     // every prompt position, then each decode step's
   std::vector<uint64_t> counts;  // routed (layer, expert) counts
   uint64_t bytes_streamed = 0;   // by the prompt
+  double combine_ms = 0;         // the prompt's combine phase (with a peer: its wait for the peer)
 };
 
 // How a run places the model.
@@ -34,6 +35,13 @@ struct Placement {
   bool pipeline = true;
   uint64_t vram_budget = 0;
   double decode_cpu_share = -1;  // session option: streamed experts' CPU share in decode
+  int32_t peer_device = -1;      // the peer share (seed 004) and its session options
+  double peer_share = -1;
+  bool peer_f32 = false;
+  int32_t peer_pieces = 0;
+  bool helper = true;            // the stage helper (seed 000)
+  double helper_share = -1;
+  bool helper_exact = false;
 };
 
 // A prompt of toks in chunks, then `decode` decode steps (the tokens 1, 2, ...).

@@ -1,18 +1,23 @@
-// Router top-k, SwiGLU, combine, residual add and RowTable gather/scatter against the CPU reference.
+// Router top-k, SwiGLU, combine (a peer's share too), residual add, RowTable gather/scatter vs the CPU reference.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/cpu/ops.h"
+#include "core/cpu/peer_ops.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "cuda/moe.cuh"
 #include "ops/ops_util.h"
 #include "prefill/row_table.h"
 
 using namespace strata;
 using core::cpu::RouterMode;
+using strata::test::Mem;
 using strata::test::test_stream;
 
 namespace {
@@ -45,6 +50,30 @@ std::vector<float> router_logits(const RouterCase& c, test::Rng& rng) {
     }
   }
   return x;
+}
+
+// The peer's rows of a chunk: none, all, or random flags (any nonzero byte).
+enum class Split { None, All, Random };
+const char* split_name(Split s) { return s == Split::None ? "none" : s == Split::All ? "all" : "random"; }
+std::vector<uint8_t> peer_flags(test::Rng& rng, size_t n_rows, Split split) {
+  if (split == Split::Random) return rng.flags(n_rows);
+  return std::vector<uint8_t>(n_rows, split == Split::All ? 1 : 0);
+}
+
+// y as one card leaves it: the other card's rows (peer flag != `mine`) never
+// written, here NaN, so a kernel that reads them fails.
+std::vector<float> rows_of(const std::vector<float>& y, const std::vector<uint8_t>& peer, bool mine, int64_t n) {
+  std::vector<float> v = y;
+  for (size_t r = 0; r < peer.size(); ++r)
+    if ((peer[r] != 0) != mine) std::fill_n(v.begin() + r * n, n, NAN);
+  return v;
+}
+
+template <typename T>
+std::vector<T> all_ff(size_t n) {
+  std::vector<T> v(n);
+  std::memset(v.data(), 0xff, n * sizeof(T));
+  return v;
 }
 
 }  // namespace
@@ -185,4 +214,119 @@ TEST_CASE("route_topk rejects k outside [1, n_expert]") {
                   core::Error);
   CHECK_THROWS_AS(cuda::route_topk(none, 1, 8, 0, RouterMode::SoftmaxTopkNorm, no_ids, none, test_stream().get()),
                   core::Error);
+}
+
+// Tolerance: bit-exact. The device sums are cpu::peer_sums's unfused F32
+// operations in slot order; F16 rows are core::f32_to_fp16 of them. Rows
+// outside [t_begin, t_end) keep their poison.
+TEST_CASE("moe_peer_sums matches cpu::peer_sums: token ranges, F32 and F16, device and mapped host output") {
+  const int T = 9, k = 8;
+  // n = 1024: 16-byte stores where out is aligned; 1028 and 1027: value by value.
+  for (int64_t n : {int64_t{1024}, int64_t{1028}, int64_t{1027}}) {
+    for (Split split : {Split::None, Split::All, Split::Random}) {
+      DYNAMIC_SECTION("n=" << n << " peer rows " << split_name(split)) {
+        test::Rng rng = test::rng_for(1400 + n + static_cast<uint64_t>(split));
+        const std::vector<uint8_t> peer = peer_flags(rng, T * k, split);
+        const std::vector<float> y = rows_of(rng.vec(static_cast<size_t>(T) * k * n, 2.0f), peer, true, n);
+        const std::vector<float> w = rng.vec(T * k);
+        cuda::DeviceBuffer dy = test::to_device(y), dw = test::to_device(w), dp = test::to_device(peer);
+        const size_t size = static_cast<size_t>(T) * n;
+        for (auto [tb, te] : {std::pair<int64_t, int64_t>{0, T}, {2, 7}, {T - 1, T}, {3, 3}}) {
+          std::vector<float> want = all_ff<float>(size);
+          core::cpu::peer_sums(y.data(), w.data(), peer.data(), tb, te, k, n, want.data());
+          std::vector<uint16_t> want16 = all_ff<uint16_t>(size);
+          for (int64_t i = tb * n; i < te * n; ++i) want16[i] = core::f32_to_fp16(want[i]);
+          for (Mem mem : {Mem::Device, Mem::Mapped}) {
+            for (int64_t off : {0, 1}) {  // one element off the 16-byte grid: scalar stores
+              INFO("tokens [" << tb << ", " << te << ") into " << test::mem_name(mem) << " memory + " << off);
+              test::AnyBuffer o32((off + size) * sizeof(float), mem), o16((off + size) * sizeof(uint16_t), mem);
+              cuda::moe_peer_sums(dy.as<float>(), dw.as<float>(), dp.as<uint8_t>(), tb, te, k, n,
+                                  o32.dev<float>() + off, nullptr, test_stream().get());
+              cuda::moe_peer_sums(dy.as<float>(), dw.as<float>(), dp.as<uint8_t>(), tb, te, k, n, nullptr,
+                                  o16.dev<uint16_t>() + off, test_stream().get());
+              const std::vector<float> got = o32.download<float>(off + size);
+              const std::vector<uint16_t> got16 = o16.download<uint16_t>(off + size);
+              CHECK_REPORT(test::byte_mismatches(got.data() + off, want.data(), size * sizeof(float)));
+              CHECK_REPORT(test::byte_mismatches(got16.data() + off, want16.data(), size * sizeof(uint16_t)));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Tolerance: bit-exact, as cpu::combine_with_peer (own slots in order, then
+// the sums, then the residual; unfused F32).
+TEST_CASE("moe_combine_peer matches cpu::combine_with_peer: with and without sums, in place or not") {
+  const int T = 7, k = 8;
+  for (int64_t n : {int64_t{1024}, int64_t{1027}}) {
+    for (Split split : {Split::None, Split::All, Split::Random}) {
+      DYNAMIC_SECTION("n=" << n << " peer rows " << split_name(split)) {
+        test::Rng rng = test::rng_for(1500 + n + static_cast<uint64_t>(split));
+        const std::vector<uint8_t> peer = peer_flags(rng, T * k, split);
+        const std::vector<float> all_rows = rng.vec(static_cast<size_t>(T) * k * n, 2.0f);
+        const std::vector<float> y = rows_of(all_rows, peer, false, n), w = rng.vec(T * k);
+        const size_t size = static_cast<size_t>(T) * n;
+        const std::vector<float> x = rng.vec(size, 3.0f);
+        std::vector<float> sums(size);
+        core::cpu::peer_sums(all_rows.data(), w.data(), peer.data(), 0, T, k, n, sums.data());
+        cuda::DeviceBuffer dy = test::to_device(y), dw = test::to_device(w), dp = test::to_device(peer);
+        for (bool with_sums : {false, true}) {
+          std::vector<float> want = x;
+          core::cpu::combine_with_peer(y.data(), w.data(), peer.data(), T, k, n, with_sums ? sums.data() : nullptr,
+                                       want.data());
+          for (Mem sums_mem : {Mem::Device, Mem::Mapped}) {
+            for (bool in_place : {false, true}) {
+              INFO((with_sums ? "sums in " : "no sums ") << (with_sums ? test::mem_name(sums_mem) : "")
+                                                         << (in_place ? " in place" : ""));
+              test::AnyBuffer dsums(size * sizeof(float), sums_mem);
+              dsums.upload(sums);
+              cuda::DeviceBuffer res = test::to_device(x);
+              cuda::DeviceBuffer out = in_place ? cuda::DeviceBuffer() : test::poisoned(size * sizeof(float));
+              float* dout = in_place ? res.as<float>() : out.as<float>();
+              cuda::moe_combine_peer(dy.as<float>(), dw.as<float>(), dp.as<uint8_t>(), T, k, n,
+                                     with_sums ? dsums.dev<float>() : nullptr, res.as<float>(), dout,
+                                     test_stream().get());
+              const std::vector<float> got = test::to_host<float>(in_place ? res : out, size);
+              CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), size * sizeof(float)));
+            }
+          }
+        }
+        if (split == Split::None) {  // no peer: moe_combine's bits
+          cuda::DeviceBuffer res = test::to_device(x);
+          cuda::moe_combine(dy.as<float>(), dw.as<float>(), T, k, n, res.as<float>(), res.as<float>(),
+                            test_stream().get());
+          std::vector<float> want = x;
+          core::cpu::combine_with_peer(y.data(), w.data(), peer.data(), T, k, n, nullptr, want.data());
+          const std::vector<float> got = test::to_host<float>(res, size);
+          CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), size * sizeof(float)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("moe_peer_sums and moe_combine_peer: argument checks") {
+  const float* none = nullptr;
+  float* out = nullptr;
+  uint16_t* out16 = nullptr;
+  const uint8_t* rows = nullptr;
+  const cudaStream_t s = test_stream().get();
+  auto sums = [&](int64_t tb, int64_t te, float* o32, uint16_t* o16) {
+    return test::status_of([&] { cuda::moe_peer_sums(none, none, rows, tb, te, 2, 8, o32, o16, s); });
+  };
+  float f = 0.0f;
+  uint16_t h = 0;
+  CHECK(sums(0, 1, nullptr, nullptr) == STRATA_ERR_INVALID_ARGUMENT);  // no output
+  CHECK(sums(0, 1, &f, &h) == STRATA_ERR_INVALID_ARGUMENT);            // two outputs
+  CHECK(sums(2, 1, &f, nullptr) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(sums(-1, 1, nullptr, &h) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(sums(3, 3, &f, nullptr) == STRATA_OK);  // empty range: nothing launched
+  CHECK(test::status_of([&] { cuda::moe_peer_sums(none, none, rows, 0, 1, 2, 8, out, out16, nullptr); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(test::status_of([&] { cuda::moe_combine_peer(none, none, rows, 1, 2, 8, none, none, out, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);  // no peer_row, no residual
+  CHECK(test::status_of([&] { cuda::moe_combine_peer(none, none, rows, 1, 0, 8, none, none, out, s); }) ==
+        STRATA_ERR_INVALID_ARGUMENT);
 }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace strata::test {
 
@@ -24,6 +25,34 @@ cuda::DeviceBuffer poisoned(size_t bytes) {
 
 void poison(cuda::DeviceBuffer& b) {
   cuda::memset_async(b.data(), 0xFF, b.size(), test_stream().get());
+  test_stream().synchronize();
+}
+
+AnyBuffer::AnyBuffer(size_t bytes, Mem mem) : mem_(mem) {
+  if (mem == Mem::Device) {
+    device_ = poisoned(bytes);
+  } else {
+    host_ = cuda::HostBuffer(bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+    std::memset(host_.data(), 0xFF, bytes);
+  }
+}
+
+void AnyBuffer::upload_bytes(const void* src, size_t bytes) {
+  if (mem_ == Mem::Mapped) {
+    std::memcpy(host_.data(), src, bytes);
+    return;
+  }
+  cuda::copy_async(device_.data(), src, bytes, test_stream().get());
+  test_stream().synchronize();
+}
+
+void AnyBuffer::download_bytes(void* dst, size_t bytes) const {
+  test_stream().synchronize();
+  if (mem_ == Mem::Mapped) {
+    std::memcpy(dst, host_.data(), bytes);
+    return;
+  }
+  cuda::copy_async(dst, device_.data(), bytes, test_stream().get());
   test_stream().synchronize();
 }
 

@@ -1,4 +1,4 @@
-// Helpers of the CUDA op tests: the test device and stream, uploads/downloads, poisoned buffers, tolerance reports.
+// Helpers of the CUDA op tests: the test device and stream, uploads/downloads, poisoned (also mapped) buffers, reports.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,42 @@ std::vector<T> to_host(const cuda::DeviceBuffer& b, size_t n) {
 cuda::DeviceBuffer poisoned(size_t bytes);
 // Refills b with 0xFF.
 void poison(cuda::DeviceBuffer& b);
+
+// Where a kernel's input or output lies: device memory, or mapped pinned host
+// memory that the kernel reaches through its device address (the host route).
+enum class Mem { Device, Mapped };
+inline const char* mem_name(Mem m) { return m == Mem::Device ? "device" : "mapped host"; }
+
+// `bytes` in device memory or mapped pinned host memory, filled with 0xFF
+// (the poison of poisoned()).
+class AnyBuffer {
+ public:
+  AnyBuffer(size_t bytes, Mem mem);
+  // The address kernels use.
+  template <typename T>
+  T* dev() const {
+    return static_cast<T*>(mem_ == Mem::Device ? device_.data() : host_.device_ptr());
+  }
+  // Copies v to the start of the buffer and waits for the copy.
+  template <typename T>
+  void upload(const std::vector<T>& v) {
+    upload_bytes(v.data(), v.size() * sizeof(T));
+  }
+  // The first n elements, after waiting for the test stream.
+  template <typename T>
+  std::vector<T> download(size_t n) const {
+    std::vector<T> v(n);
+    download_bytes(v.data(), n * sizeof(T));
+    return v;
+  }
+
+ private:
+  void upload_bytes(const void* src, size_t bytes);
+  void download_bytes(void* dst, size_t bytes) const;
+  Mem mem_;
+  cuda::DeviceBuffer device_;
+  cuda::HostBuffer host_;
+};
 
 // Within tolerance: |got - want| <= abs + rel * |want| (NaN never is).
 struct Tol {

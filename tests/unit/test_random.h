@@ -37,6 +37,13 @@ struct Rng {
     for (auto& x : v) x = nonzero(scale);
     return v;
   }
+  // Flags as a byte per element: 0, or with equal odds any of 1..255 (a test
+  // of "!= 0" must not pass on 1 alone).
+  std::vector<uint8_t> flags(size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& f : v) f = static_cast<uint8_t>(int_in(0, 1) * int_in(1, 255));
+    return v;
+  }
 };
 
 // Fills outputs with NaN before a call: any element the call fails to write
