@@ -52,8 +52,8 @@ TEST_CASE("combine_with_peer without peer rows is x + MoeChunk's combine, bit fo
   INFO("seed=" << rng.seed);
   const int64_t n_embd = 64, n_ff = 32;
   const int n_expert = 6, k = 3, T = 7;
-  std::vector<float> gate = rng.vec(n_expert * n_ff * n_embd, 0.3f), up = rng.vec(gate.size(), 0.3f),
-                     down = rng.vec(gate.size(), 0.3f);
+  const std::vector<float> gate = rng.vec(n_expert * n_ff * n_embd, 0.3f), up = rng.vec(gate.size(), 0.3f),
+                           down = rng.vec(gate.size(), 0.3f);
   const MoeWeights mw = MoeWeights::make(GgmlType::F32, gate.data(), GgmlType::F32, up.data(), GgmlType::F32,
                                          down.data(), n_embd, n_ff, n_expert);
   const std::vector<float> X = rng.vec(T * n_embd);
