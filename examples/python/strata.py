@@ -95,7 +95,8 @@ class _Stats(ctypes.Structure):
                 ("decode_tokens", ctypes.c_int64)] + \
                [(f, ctypes.c_double) for f in ("decode_ms", "attention_ms", "routing_ms", "grouping_ms",
                                                "stream_wait_ms", "expert_ms", "combine_ms", "transfer_ms", "other_ms")] + \
-               [("bytes_streamed", ctypes.c_uint64), ("device_bytes", ctypes.c_uint64)]
+               [("bytes_streamed", ctypes.c_uint64), ("device_bytes", ctypes.c_uint64)] + \
+               [(f, ctypes.c_double) for f in ("peer_share", "peer_predicted_alone_ms", "peer_predicted_ms")]
 
 
 # name: (restype, argtypes). Handles are opaque void pointers.

@@ -118,10 +118,12 @@ void bench(const BenchOptions& o) {
           "{}{{\"prompt\":{},\"gen\":{},\"prefill_tps\":{:.2f},\"decode_tps\":{:.2f},\"prompt_ms\":{:.3f},"
           "\"attention_ms\":{:.3f},\"routing_ms\":{:.3f},\"grouping_ms\":{:.3f},\"stream_wait_ms\":{:.3f},"
           "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{},"
-          "\"link_floor_ms\":{:.3f},\"of_floor\":{:.4f},\"vram_bytes\":{}}}",
+          "\"link_floor_ms\":{:.3f},\"of_floor\":{:.4f},\"vram_bytes\":{},\"peer_share\":{:.4f},"
+          "\"peer_predicted_alone_ms\":{:.3f},\"peer_predicted_ms\":{:.3f}}}",
           json.size() > 1 ? "," : "", n, o.gen, med.prefill_tps, dec[dec.size() / 2], s.prompt_ms, s.attention_ms,
           s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms, s.transfer_ms, s.other_ms,
-          s.bytes_streamed, floor_ms, of_floor, info.device_bytes + s.device_bytes);
+          s.bytes_streamed, floor_ms, of_floor, info.device_bytes + s.device_bytes, s.peer_share,
+          s.peer_predicted_alone_ms, s.peer_predicted_ms);
     } else {
       fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})   VRAM {:.2f} GiB\n", n,
                  med.prefill_tps, dec[dec.size() / 2], o.repeat, (info.device_bytes + s.device_bytes) / 1073741824.0);
@@ -132,6 +134,11 @@ void bench(const BenchOptions& o) {
       if (floor_ms > 0)
         fmt::print("    streamed {:.2f} GB: link floor {:.1f} ms, achieved {:.0f}% of the floor\n", s.bytes_streamed / 1e9,
                    floor_ms, 100 * of_floor);
+      if (s.peer_share > 0)
+        fmt::print("    shared with a peer (share up to {:.2f}): the cost model predicts {:.1f} ms alone, {:.1f} ms "
+                   "with a second card ({:+.0f}%)\n",
+                   s.peer_share, s.peer_predicted_alone_ms, s.peer_predicted_ms,
+                   100 * (s.peer_predicted_alone_ms / s.peer_predicted_ms - 1));
     }
   }
   if (o.json) fmt::print("{}]\n", json);

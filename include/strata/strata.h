@@ -290,6 +290,11 @@ typedef struct strata_stats {
   double other_ms;         /* embedding, norms, output head */
   uint64_t bytes_streamed; /* expert bytes moved host->device in the last prompt */
   uint64_t device_bytes;   /* device memory the session holds: KV cache and scratch (0 on the CPU) */
+  /* Prompt chunks shared with a peer_device or a stage helper: the largest share, and the cost model's
+     times of those chunks alone and shared with a second card of the same kind on its own link. */
+  double peer_share;
+  double peer_predicted_alone_ms;
+  double peer_predicted_ms;
 } strata_stats;
 
 /* Fills *out_stats (whose struct_size the caller sets). */

@@ -371,6 +371,9 @@ STRATA_API strata_status strata_session_get_stats(const strata_session* session,
     out->other_ms = s.phases.other_ms;
     out->bytes_streamed = s.phases.bytes_streamed;
     out->device_bytes = session->session->device_bytes();
+    out->peer_share = s.phases.peer_share;
+    out->peer_predicted_alone_ms = s.phases.peer_predicted_alone_ms;
+    out->peer_predicted_ms = s.phases.peer_predicted_ms;
   });
 }
 

@@ -1,6 +1,8 @@
 // Phase-time sums and the host route memory of backends without devices.
 #include "core/executor.h"
 
+#include <algorithm>
+
 #include <vector>
 
 namespace strata::core {
@@ -15,7 +17,16 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
   transfer_ms += o.transfer_ms;
   other_ms += o.other_ms;
   bytes_streamed += o.bytes_streamed;
+  peer_share = std::max(peer_share, o.peer_share);
+  peer_predicted_alone_ms += o.peer_predicted_alone_ms;
+  peer_predicted_ms += o.peer_predicted_ms;
   return *this;
+}
+
+void PhaseTimes::add_peer_prediction(double share, double alone_s, double shared_s) {
+  peer_share = std::max(peer_share, share);
+  peer_predicted_alone_ms += alone_s * 1e3;
+  peer_predicted_ms += shared_s * 1e3;
 }
 
 namespace {

@@ -18,8 +18,14 @@ struct PhaseTimes {
   double attention_ms = 0, routing_ms = 0, grouping_ms = 0, stream_wait_ms = 0, expert_ms = 0, combine_ms = 0,
          transfer_ms = 0, other_ms = 0;
   uint64_t bytes_streamed = 0;
+  // Chunks shared with a peer or a stage helper: the largest share, and the
+  // cost model's times of those chunks alone and shared with a second card
+  // of the same kind on its own link (what two cards would gain).
+  double peer_share = 0, peer_predicted_alone_ms = 0, peer_predicted_ms = 0;
 
   PhaseTimes& operator+=(const PhaseTimes& o);
+  // Records a shared chunk's share and the cost model's times for it.
+  void add_peer_prediction(double share, double alone_s, double shared_s);
 };
 
 // One chunk as one stage sees it.

@@ -282,7 +282,7 @@ class CudaExecutor final : public core::Executor {
       // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
       mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
       if (mode_ == prefill::RingMode::StreamAll) {
-        schedule_ = start_share(T, chunk.pos0) ? std::move(own_lists_schedule_)
+        schedule_ = start_share(T, chunk.pos0, times) ? std::move(own_lists_schedule_)
                                                : core::stream_all_schedule(*w_.experts, next_slot_);
         next_slot_ = schedule_.next_slot;
         for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
@@ -643,7 +643,7 @@ class CudaExecutor final : public core::Executor {
   // peer_device: when the share is positive, starts the peer's ring on its
   // experts and leaves this ring's schedule of the rest in
   // own_lists_schedule_; returns whether the chunk is shared.
-  bool start_share(int64_t T, int32_t pos0) {
+  bool start_share(int64_t T, int32_t pos0, core::PhaseTimes& times) {
     PeerScratch peer;
     core::PeerTerms terms = helper_terms_;
     if (helper_) {
@@ -662,6 +662,8 @@ class CudaExecutor final : public core::Executor {
     share_->begin(peer, terms, x, w_.arena.as<uint8_t>(), std::move(split.peer), T);
     share_value_ = terms.share;
     sharing_ = true;
+    const core::PeerSetup setup = core::peer_setup(model_, x, T, pos0, terms, w_.link_GBps);
+    times.add_peer_prediction(terms.share, core::predict_peer_time_s(setup, 0), core::predict_peer_time_s(setup, terms.share));
     return true;
   }
 

@@ -155,7 +155,7 @@ class CpuExecutor final : public Executor {
     if (streamed_) {
       // Long chunks stream every non-resident expert from the start; short ones only what each layer routes.
       mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
-      if (mode_ == prefill::RingMode::StreamAll) start_stream_all(T, chunk.pos0);
+      if (mode_ == prefill::RingMode::StreamAll) start_stream_all(T, chunk.pos0, times);
     }
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
@@ -275,7 +275,7 @@ class CpuExecutor final : public Executor {
 
   // A stream-all chunk: with a helper or a peer_device and a positive share
   // the peer's ring starts on its experts and this ring on the rest.
-  void start_stream_all(int64_t T, int32_t pos0) {
+  void start_stream_all(int64_t T, int32_t pos0, PhaseTimes& times) {
     const StageExperts& x = streamed_->experts;
     cpu::PeerSide side = helper_;
     PeerTerms terms = helper_terms_;
@@ -292,6 +292,8 @@ class CpuExecutor final : public Executor {
     start_ring(lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_), -1);
     share_ = terms.share;
     peer_exact_ = terms.exact;
+    const PeerSetup setup = peer_setup(model_, x, T, pos0, terms, 0);
+    times.add_peer_prediction(terms.share, predict_peer_time_s(setup, 0), predict_peer_time_s(setup, terms.share));
     peer_copied0_ = side.ring->bytes_copied();
     peer_ = std::make_unique<cpu::PeerWorker>(side, x, streamed_->arena.get(), terms, std::move(split.peer));
   }
