@@ -123,6 +123,8 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
                sp.end_layer() - 1);
     m->stages_.push_back(std::move(stage));
   }
+  if (experts.peer && m->residency().streamed == 0)
+    log_info("model: every expert fits the budget, so the peer_device has nothing to stream");
   if (options.progress && !options.progress(total, total)) fail(STRATA_ABORTED, "model: load cancelled");
   return m;
 }

@@ -27,6 +27,7 @@
 #include "core/expert_store.h"
 #include "cuda/ring.h"
 #include "cuda/rope.cuh"
+#include "cuda/row_table.cuh"
 #include "cuda/route.cuh"
 #include "cuda/stream.h"
 #include "prefill/row_table.h"
@@ -162,7 +163,7 @@ class CudaExecutor final : public core::Executor {
   uint64_t device_bytes() const override {
     uint64_t n = kv_bytes_;
     for (const DeviceBuffer* b : {&x_, &xn_, &xq_, &q_, &k_, &v_, &att_, &o_, &router_, &weights_, &ids_all_, &y_, &h_,
-                                  &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_, &d_ptrs_})
+                                  &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_, &d_ptrs_, &d_lists_})
       n += b->size();
     return n + (ring_ ? ring_->device_bytes() : 0) + (peer_storage_ ? peer_storage_->device_bytes() : 0);
   }
@@ -287,6 +288,7 @@ class CudaExecutor final : public core::Executor {
         next_slot_ = schedule_.next_slot;
         for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
         copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
+        if (!sharing_) upload_chunk_lists();
         ring_->begin(schedule_, blob_source(-1));
       }
     }
@@ -445,9 +447,9 @@ class CudaExecutor final : public core::Executor {
       moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
                          y_.as<float>(), s);
     } else {
+      // The row table on the device: no host round trip between the router and the GEMMs.
       const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
-      const prefill::RowTable table = host_table(ids, T);
-      upload_table(table, {});
+      build_table(ids, T);
       timer_.mark(s, &times.grouping_ms);
       moe_experts_prompt(experts, table_view(T), xn, xq, scratch(), y_.as<float>(), s);
     }
@@ -468,6 +470,13 @@ class CudaExecutor final : public core::Executor {
     if (xn) copy_async(h_xn_.data(), xn, static_cast<size_t>(T) * c_.n_embd * sizeof(float), stream_.get());
     stream_.synchronize();
     return prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k), static_cast<int>(T), k, c_.n_expert);
+  }
+
+  // The router's choices grouped into table_ on the device (build_row_table).
+  void build_table(const int32_t* ids, int64_t T) {
+    int32_t* t = table_.as<int32_t>();
+    build_row_table(ids, static_cast<int32_t>(T * c_.n_expert_used), c_.n_expert, t, t + c_.n_expert + 1,
+                    stream_.get());
   }
 
   // Uploads the table's offsets and entries, then `extra` ints (lists the
@@ -555,6 +564,10 @@ class CudaExecutor final : public core::Executor {
   // after its last load has landed; each batch releases its slots.
   void moe_streamed(int32_t il, int64_t T, const int32_t* ids, const float* xn, const BlockQ8A* xq, bool vector_path,
                     core::PhaseTimes& times) {
+    if (mode_ == prefill::RingMode::StreamAll && !sharing_ && !vector_path) {
+      moe_stream_all(il, T, ids, xn, xq, times);
+      return;
+    }
     cudaStream_t s = stream_.get();
     const core::StageExperts& x = *w_.experts;
     const DeviceLayer& l = w_.layers[il];
@@ -687,6 +700,64 @@ class CudaExecutor final : public core::Executor {
     return p;
   }
 
+  // A stream-all chunk's expert lists, uploaded once at its start: per layer
+  // the resident experts (ascending; those the chunk does not route get no
+  // tiles), then the streamed ones in schedule order.
+  void upload_chunk_lists() {
+    const core::StageExperts& x = *w_.experts;
+    std::vector<int32_t> lists;
+    list_at_.assign(static_cast<size_t>(plan_.n_layers), 0);
+    n_listed_resident_.assign(static_cast<size_t>(plan_.n_layers), 0);
+    for (int32_t l = 0; l < plan_.n_layers; ++l) {
+      list_at_[l] = lists.size();
+      for (int32_t e = 0; e < c_.n_expert; ++e)
+        if (!x.streamed[l][e]) lists.push_back(e);
+      n_listed_resident_[l] = static_cast<int32_t>(lists.size() - list_at_[l]);
+      for (int32_t i = schedule_.layer_begin[l]; i < schedule_.layer_begin[l + 1]; ++i)
+        lists.push_back(schedule_.computes[i].expert);
+    }
+    const size_t bytes = lists.size() * sizeof(int32_t);
+    if (h_lists_.size() < bytes) {
+      h_lists_ = HostBuffer(bytes);
+      d_lists_ = DeviceBuffer(device_, bytes);
+    }
+    std::copy(lists.begin(), lists.end(), h_lists_.as<int32_t>());
+    copy_async(d_lists_.data(), h_lists_.data(), bytes, stream_.get());
+  }
+
+  // The experts of layer il in a stream-all chunk, queued without waiting
+  // for the router on the host: the row table is built on the device, the
+  // lists were uploaded at the chunk start, and each group's tile count is
+  // read on the device (the host passes a bound). The resident experts run
+  // first, then the streamed ones a batch at a time as their loads land.
+  void moe_stream_all(int32_t il, int64_t T, const int32_t* ids, const float* xn, const BlockQ8A* xq,
+                      core::PhaseTimes& times) {
+    cudaStream_t s = stream_.get();
+    const DeviceLayer& l = w_.layers[il];
+    const int64_t rows = T * c_.n_expert_used;
+    build_table(ids, T);
+    timer_.mark(s, &times.grouping_ms);
+    const MoeExperts experts{expert_set(l.gate_exps, il, 0), expert_set(l.up_exps, il, 1),
+                             expert_set(l.down_exps, il, 2)};
+    const int32_t* lists = d_lists_.as<int32_t>() + list_at_[il];
+    auto run = [&](int32_t first, int32_t n) {
+      moe_experts_listed(experts, table_view(T), lists + first, n, gemm_max_tiles(rows, n), xn, xq, scratch(),
+                         y_.as<float>(), s);
+    };
+    const int32_t n_res = n_listed_resident_[il];
+    run(0, n_res);
+    const int32_t begin = schedule_.layer_begin[il], end = schedule_.layer_begin[il + 1];
+    const int32_t batch = std::max(1, ring_->n_slots() / 4);
+    for (int32_t b = begin; b < end; b += batch) {
+      const int32_t last = std::min(b + batch, end) - 1;
+      timer_.mark(s, &times.expert_ms);
+      ring_->wait(last, s);
+      timer_.mark(s, &times.stream_wait_ms);
+      run(n_res + (b - begin), last - b + 1);
+      ring_->release_through(last, s);
+    }
+  }
+
   // Decode rows of streamed experts computed on the host (overlapping the
   // GPU's work on the others) and sent up into their rows of y_.
   void cpu_experts(int32_t il, const prefill::RowTable& table, const std::vector<int32_t>& experts) {
@@ -754,6 +825,11 @@ class CudaExecutor final : public core::Executor {
   double cpu_share_ = 0;
   uint64_t generation_ = 0;  // of the residency the pointer tables reflect
   core::ArenaPointers arena_ptrs_;
+  // A stream-all chunk's expert lists (upload_chunk_lists).
+  HostBuffer h_lists_;
+  DeviceBuffer d_lists_;
+  std::vector<size_t> list_at_;
+  std::vector<int32_t> n_listed_resident_;
   // Sharing stream-all chunks: a peer_device (its storage owned here) or a
   // stage helper (another executor's, for the chunks the pipeline says).
   core::PeerTerms peer_terms_, helper_terms_;
