@@ -187,3 +187,23 @@ TEST_CASE("stage helper: helped == unhelped within the bound, bit for bit when e
     CHECK(same_bits(env_off.logits, run(m, off, 300, 300).logits));
   }
 }
+
+// The rule's shares at two of the seed's prompt lengths (0.433 at 1,100
+// tokens, 0.375 at 2,048) on the CPU, as the GPU test runs them; 3,000 and
+// 4,000 tokens (off by the rule) run on the GPU only (tens of seconds each here).
+TEST_CASE("stage helper at the seed's prompt lengths on two CPU stages") {
+  const auto m = load(all_streamed("cpu,cpu", "auto"), "cpu,cpu", "auto");
+  SessionOptions off, exact;
+  off.helper = false;
+  exact.helper_exact = true;
+  for (int T : {1100, 2048}) {
+    INFO(T << " tokens");
+    const Run ref = run(m, off, T, T);
+    const Run helped = run(m, SessionOptions{}, T, T);
+    close_enough(helped.logits, ref.logits, m->config().n_vocab);
+    CHECK_FALSE(same_bits(helped.logits, ref.logits));
+    CHECK(helped.stats.phases.peer_share > 0.3);
+    CHECK(helped.stats.phases.peer_predicted_ms > 0);
+    if (T == 1100) CHECK(same_bits(run(m, exact, T, T).logits, ref.logits));
+  }
+}
