@@ -103,7 +103,7 @@ void close_enough(const std::vector<float>& got, const std::vector<float>& ref, 
 
 // FP16 transfers are held to close_enough; F32 ones change only the order of
 // the additions, and with tiny's two experts a token not even that.
-TEST_CASE("peer_device on the CPU: shared chunks against the card alone; pieces change no bit") {
+TEST_CASE("peer_device on the CPU: shared chunks against the card alone, pieces change no bit") {
   const uint64_t budget = all_streamed("cpu", "");
   const auto alone = load(budget, "cpu,cpu");
   const auto paired = load(budget, "cpu,cpu", "", 1);
@@ -157,7 +157,7 @@ TEST_CASE("peer_device and peer options refuse what cannot work, with clear erro
 // the GPU tests run those lengths (tests/e2e/peer_cuda_test.cpp). Here
 // prompts of a few hundred tokens keep CI fast: 300 tokens take the rule's
 // 0.45, the others fixed shares.
-TEST_CASE("stage helper: helped == unhelped within the bound, bit for bit when exact; 2 and 3 stages") {
+TEST_CASE("stage helper: helped == unhelped within the bound, bit for bit when exact, 2 and 3 stages") {
   for (const std::string devices : {"cpu,cpu", "cpu,cpu,cpu"}) {
     const auto m = load(all_streamed(devices, "auto"), devices, "auto");
     REQUIRE(m->stages().size() == (devices == "cpu,cpu" ? 2u : 3u));
