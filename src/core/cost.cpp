@@ -255,6 +255,18 @@ double helper_share(int64_t tokens, bool enabled, double fixed_share, const Peer
   return helper_share_fallback(tokens);
 }
 
+int32_t decode_cpu_experts(int32_t n, double blob_bytes, double link_GBps, double cpu_GBps, double fixed_s) {
+  if (n <= 0 || !(link_GBps > 0) || !(cpu_GBps > 0) || !(blob_bytes > 0)) return 0;
+  const double gpu_s = blob_bytes / (link_GBps * 1e9), cpu_s = blob_bytes / (cpu_GBps * 1e9);
+  int32_t best = 0;
+  double best_s = n * gpu_s;
+  for (int32_t c = 1; c <= n; ++c) {
+    const double t = std::max((n - c) * gpu_s, c * cpu_s + fixed_s);
+    if (t < best_s) best = c, best_s = t;
+  }
+  return best;
+}
+
 int32_t choose_peer_pieces(double transfer_s, double sync_s, int32_t max_pieces) {
   if (max_pieces < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "peer pieces: at most {}", max_pieces);
   if (!(transfer_s > 0) || !(sync_s > 0)) return std::min(prefill::kDefaultPeerPieces, max_pieces);

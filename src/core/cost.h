@@ -154,6 +154,21 @@ double helper_share_fallback(int64_t tokens);
 // for a fixed_share above 1.
 double helper_share(int64_t tokens, bool enabled, double fixed_share, const PeerSetup* measured);
 
+// Hybrid decode: of a step's n routed streamed experts in one layer (blobs
+// of blob_bytes), how many the CPU computes from the host arena while the
+// ring streams the rest: the c in [0, n] minimizing
+//   max((n - c) * blob / link,  c * blob / cpu + fixed_s)   (c > 0),
+// ties to fewer; 0 when no CPU share beats the ring alone (or a rate is 0).
+// fixed_s is what the CPU's share costs per layer besides its weights: the
+// activations down, a thread-pool dispatch per expert, the rows back.
+// kCpuDecodeFixedS comes from the H200 machine (2026-12-01): the hybrid
+// default of the earlier proportional rule decoded 2.8 ms a token slower
+// than the ring alone over 48 layers, 58 us a layer, where the rates
+// predicted 8 us faster.
+inline constexpr double kCpuDecodeFixedS = 70e-6;
+int32_t decode_cpu_experts(int32_t n, double blob_bytes, double link_GBps, double cpu_GBps,
+                           double fixed_s = kCpuDecodeFixedS);
+
 // Pieces for the host route: K minimizing transfer_s / K + K * sync_s (the
 // exposed part of a transfer cut in K pieces plus their syncs), at least 1,
 // at most max_pieces. kDefaultPeerPieces (8, seed 004) when nothing was

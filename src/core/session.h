@@ -22,7 +22,8 @@ struct SessionOptions {
   bool pipeline = true;    // with several stages, overlap chunks across stages (pipeline.h)
   // Decode with streamed experts on a GPU: the share of a step's routed
   // streamed experts computed on the CPU from the host arena while the GPU
-  // streams the rest; < 0: the cost model's (link vs CPU rate measured at load).
+  // streams the rest; < 0: a count per step from the cost model
+  // (decode_cpu_experts: link and CPU rates measured at load).
   double decode_cpu_share = -1;
   // With the model's peer_device: the peer's share of each stream-all
   // chunk's streamed experts (< 0: the cost model's), F32 transfers instead of

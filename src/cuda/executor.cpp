@@ -144,8 +144,12 @@ class CudaExecutor final : public core::Executor {
       cpu_pool_ = std::make_unique<core::ThreadPool>(model.n_threads());
       h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float));
       h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
-      const double rates = w_.cpu_GBps + w_.link_GBps;
-      cpu_share_ = o.decode_cpu_share >= 0 ? o.decode_cpu_share : rates > 0 ? w_.cpu_GBps / rates : 0;
+      // A fixed share, or the cost model's count per step (decode_cpu_experts); with the rates measured
+      // here the model may find no count that pays, and then decode never brings the activations down.
+      cpu_share_ = o.decode_cpu_share;
+      const auto blob = static_cast<double>(core::max_blob_bytes(*w_.experts));
+      if (cpu_share_ < 0 && core::decode_cpu_experts(c_.n_expert_used, blob, w_.link_GBps, w_.cpu_GBps) == 0)
+        cpu_share_ = 0;
       peer_terms_.share = o.peer_share;
       peer_terms_.f32 = o.peer_f32;
       peer_terms_.pieces = o.peer_pieces;
@@ -572,7 +576,7 @@ class CudaExecutor final : public core::Executor {
     const core::StageExperts& x = *w_.experts;
     const DeviceLayer& l = w_.layers[il];
     const int k = c_.n_expert_used;
-    const bool hybrid = T <= kMaxVectorRows && cpu_share_ > 0;
+    const bool hybrid = T <= kMaxVectorRows && cpu_share_ != 0;
     const prefill::RowTable table = host_table(ids, T, hybrid ? xn : nullptr);
     int32_t begin = 0, end = 0;
     std::vector<int32_t> on_cpu;
@@ -583,7 +587,11 @@ class CudaExecutor final : public core::Executor {
       // Decode: the CPU takes the smallest groups (the list's tail) of the routed streamed experts.
       std::vector<int32_t> routed = prefill::ring_layer_routed(table, x.streamed[il]);
       if (hybrid) {
-        const auto n_cpu = static_cast<size_t>(std::lround(cpu_share_ * static_cast<double>(routed.size())));
+        const auto n = static_cast<int32_t>(routed.size());
+        const auto n_cpu = static_cast<size_t>(
+            cpu_share_ > 0 ? std::lround(cpu_share_ * n)
+                           : core::decode_cpu_experts(n, static_cast<double>(x.layouts[il].bytes), w_.link_GBps,
+                                                      w_.cpu_GBps));
         on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
         routed.resize(routed.size() - n_cpu);
       }
@@ -822,7 +830,7 @@ class CudaExecutor final : public core::Executor {
   HostBuffer h_ptrs_;
   DeviceBuffer d_ptrs_;
   // Decode's CPU share of the streamed experts.
-  double cpu_share_ = 0;
+  double cpu_share_ = 0;  // < 0: a count per step by decode_cpu_experts; 0: none; > 0: that share
   uint64_t generation_ = 0;  // of the residency the pointer tables reflect
   core::ArenaPointers arena_ptrs_;
   // A stream-all chunk's expert lists (upload_chunk_lists).

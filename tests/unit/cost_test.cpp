@@ -242,3 +242,21 @@ TEST_CASE("cost: predicted two-card gains on 2x H200, PCIe Gen5 at 55 GB/s each"
   CHECK(gain < 1.0 / (1 - share));
   CHECK(choose_peer_share(stage).gain() > gain);  // the measured-rate choice does better than the fallback
 }
+
+TEST_CASE("cost: hybrid decode gives the CPU experts only where it beats the ring with its fixed cost") {
+  using strata::core::decode_cpu_experts;
+  const double blob = 2.65e6;  // one qwen3-30b-a3b Q4_K expert
+  // The H200 machine: 55.3 GB/s link, the CPU at 8.1 GB/s of weights: one expert on the CPU (0.33 ms + the
+  // fixed cost) takes longer than the ring's seven (0.34 ms): none.
+  CHECK(decode_cpu_experts(8, blob, 55.3, 8.1) == 0);
+  // Without the fixed cost the rates alone would give it one.
+  CHECK(decode_cpu_experts(8, blob, 55.3, 8.1, 0.0) == 1);
+  // A slow link (12 GB/s: 0.22 ms a blob): three on the CPU, max(5 x 0.22, 3 x 0.327 + 0.07) = 1.10 ms against
+  // 1.77 ms for the ring alone; four would leave the CPU last (1.38 ms).
+  CHECK(decode_cpu_experts(8, blob, 12.0, 8.1) == 3);
+  // A CPU as fast as the link takes about half.
+  CHECK(decode_cpu_experts(8, blob, 20.0, 20.0, 0.0) == 4);
+  CHECK(decode_cpu_experts(0, blob, 12.0, 8.1) == 0);
+  CHECK(decode_cpu_experts(8, blob, 12.0, 0.0) == 0);
+  CHECK(decode_cpu_experts(8, blob, 0.0, 8.1) == 0);
+}
