@@ -24,7 +24,8 @@ constexpr int kMergeThreads = 128;
 static __global__ void attention_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_ml,
                                               float* __restrict__ out, int64_t rows_all, int dv,
                                               const int32_t* __restrict__ n_kv_dev, int32_t max_kv) {
-  __shared__ float factor[kDecodeMaxSplits];
+  static_assert(kDecodeMaxSplits <= kWarp, "one lane per split");
+  __shared__ float factor[kDecodeMaxSplits], lsum[kDecodeMaxSplits];
   __shared__ float inv_total;
   const int32_t n_kv = *n_kv_dev;
   if (n_kv < 1 || n_kv > max_kv) return;
@@ -33,16 +34,21 @@ static __global__ void attention_merge_kernel(const float* __restrict__ part_o, 
   attn::decode_split(n_kv, keys_per_split, n_split);
   if (n_split == 1) return;
   const int64_t row = blockIdx.x;
-  if (threadIdx.x == 0) {
-    float mx = -INFINITY;
-    for (int s = 0; s < n_split; ++s) mx = fmaxf(mx, part_ml[(s * rows_all + row) * 2]);
-    float total = 0.0f;
-    for (int s = 0; s < n_split; ++s) {
-      const float ms = part_ml[(s * rows_all + row) * 2];
+  if (threadIdx.x < kWarp) {
+    // Lane s reads split s's (max, sum) (all loads at once); lane 0 adds the scaled sums in split order.
+    const int s = threadIdx.x;
+    const float ms = s < n_split ? part_ml[(s * rows_all + row) * 2] : -INFINITY;
+    const float mx = warp_max(ms);
+    if (s < n_split) {
       factor[s] = ms == -INFINITY ? 0.0f : expf(ms - mx);
-      total += part_ml[(s * rows_all + row) * 2 + 1] * factor[s];
+      lsum[s] = part_ml[(s * rows_all + row) * 2 + 1];
     }
-    inv_total = 1.0f / total;
+    __syncwarp();
+    if (s == 0) {
+      float total = 0.0f;
+      for (int i = 0; i < n_split; ++i) total += lsum[i] * factor[i];
+      inv_total = 1.0f / total;
+    }
   }
   __syncthreads();
   for (int col = threadIdx.x; col < dv; col += kMergeThreads) {

@@ -50,13 +50,13 @@ void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceV
 // kernels when they run (so that a captured CUDA graph replays the call at
 // every position). max_kv, the largest n_kv the call may meet (1..n_ctx),
 // sizes the grid and nothing else. The keys are split into up to 32 ranges of
-// at least 256 keys computed by separate blocks (flash-decoding), all in F32;
+// at least 64 keys (one tile) computed by separate blocks (flash-decoding), all in F32;
 // when there are several, a second kernel merges them in ascending order. The
 // split depends only on n_kv (blocks past the ranges it needs exit at once),
 // so a given input gives the same bits whatever max_kv and from run to run. A
 // device n_kv outside [1, max_kv] gives NaN rows. `workspace` is device memory
 // of at least attention_decode_workspace_bytes(n_head, v.head_dim) bytes
-// (unused, and may be null, when max_kv <= 256); nothing in it is kept
+// (unused, and may be null, when max_kv <= 64); nothing in it is kept
 // from one call to the next.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for a null n_kv, max_kv outside
 // [1, n_ctx] or a workspace that is too small, as above otherwise.

@@ -29,7 +29,7 @@ constexpr int kThreads = kWarps * kWarp;
 constexpr int kTileKeys = 64;
 constexpr int kKtStride = kTileKeys + 1;  // odd: transposed stores and lane reads hit distinct banks
 constexpr int kMaxHeadDim = 256;
-constexpr int kDecodeMinKeysPerSplit = 256;
+constexpr int kDecodeMinKeysPerSplit = 64;
 constexpr int kDecodeMaxSplits = 32;
 
 struct Params {
@@ -105,40 +105,53 @@ template <core::KvType KT, bool kTransposed>
 __device__ void load_kv_tile(float* dst, const void* data, const float* scales, int64_t j0, int n_valid, int n_head_kv,
                              int hk, int d, bool vec) {
   constexpr int kPerVec = KT == core::KvType::F16 ? 8 : 16;  // elements per 16-byte load
+  constexpr int kBatch = 4;  // loads in flight per thread: a lone block (decode) waits on memory latency otherwise
   if (vec) {
-    const int chunks = d / kPerVec;
-    for (int idx = threadIdx.x; idx < kTileKeys * chunks; idx += kThreads) {
-      const int j = idx / chunks, c = idx % chunks;
-      float vals[kPerVec];
-      if (j >= n_valid) {
+    const int chunks = d / kPerVec, total = kTileKeys * chunks;
+    for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
+      uint4 raw[kBatch];
+      float sc[kBatch];
 #pragma unroll
-        for (int e = 0; e < kPerVec; ++e) vals[e] = 0.0f;
-      } else {
-        const int64_t row = (j0 + j) * n_head_kv + hk;
-        const uint4 raw = reinterpret_cast<const uint4*>(data)[(row * d) / kPerVec + c];
-        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-        // Unpacked with shifts, not through a pointer to `raw`, to stay in registers.
-        if constexpr (KT == core::KvType::F16) {
+      for (int u = 0; u < kBatch; ++u) {
+        const int idx = base + u * kThreads, j = idx / chunks;
+        raw[u] = make_uint4(0, 0, 0, 0);
+        sc[u] = 0.0f;
+        if (idx < total && j < n_valid) {
+          const int64_t row = (j0 + j) * n_head_kv + hk;
+          raw[u] = reinterpret_cast<const uint4*>(data)[(row * d) / kPerVec + idx % chunks];
+          if constexpr (KT == core::KvType::Int8) sc[u] = scales[row];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int idx = base + u * kThreads, j = idx / chunks, c = idx % chunks;
+        if (idx >= total) break;
+        float vals[kPerVec];
+        const uint32_t w[4] = {raw[u].x, raw[u].y, raw[u].z, raw[u].w};
+        if (j >= n_valid) {
+#pragma unroll
+          for (int e = 0; e < kPerVec; ++e) vals[e] = 0.0f;
+        } else if constexpr (KT == core::KvType::F16) {
+          // Unpacked with shifts, not through a pointer to `raw`, to stay in registers.
 #pragma unroll
           for (int e = 0; e < kPerVec; ++e) {
             vals[e] = __half2float(__ushort_as_half(static_cast<unsigned short>(w[e / 2] >> (16 * (e % 2)))));
           }
         } else {
-          const float s = scales[row];
 #pragma unroll
           for (int e = 0; e < kPerVec; ++e) {
-            vals[e] = s * static_cast<float>(static_cast<int8_t>(static_cast<uint8_t>(w[e / 4] >> (8 * (e % 4)))));
+            vals[e] = sc[u] * static_cast<float>(static_cast<int8_t>(static_cast<uint8_t>(w[e / 4] >> (8 * (e % 4)))));
           }
         }
-      }
-      if constexpr (kTransposed) {
-        float* o = dst + c * kPerVec * kKtStride + j;
+        if constexpr (kTransposed) {
+          float* o = dst + c * kPerVec * kKtStride + j;
 #pragma unroll
-        for (int e = 0; e < kPerVec; ++e) o[e * kKtStride] = vals[e];
-      } else {
-        float4* o = reinterpret_cast<float4*>(dst + j * d + c * kPerVec);  // d % 8 == 0: 16-byte aligned
+          for (int e = 0; e < kPerVec; ++e) o[e * kKtStride] = vals[e];
+        } else {
+          float4* o = reinterpret_cast<float4*>(dst + j * d + c * kPerVec);  // d % 8 == 0: 16-byte aligned
 #pragma unroll
-        for (int e = 0; e < kPerVec / 4; ++e) o[e] = make_float4(vals[4 * e], vals[4 * e + 1], vals[4 * e + 2], vals[4 * e + 3]);
+          for (int e = 0; e < kPerVec / 4; ++e) o[e] = make_float4(vals[4 * e], vals[4 * e + 1], vals[4 * e + 2], vals[4 * e + 3]);
+        }
       }
     }
     return;
@@ -184,17 +197,23 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
     pos0 = n_kv - 1;
   }
 
-  // Query tile; padding columns and rows past the end are zeros (never written out).
-  for (int idx = threadIdx.x; idx < M * ldq; idx += kThreads) {
-    const int r = idx / ldq, i = idx % ldq;
-    const int64_t gr = r0 + r;
-    float val = 0.0f;
-    if (gr < rows_total && i < dk) {
-      const int64_t t = gr / p.group;
-      const int h = hk * p.group + static_cast<int>(gr % p.group);
-      val = p.q[(t * p.n_head + h) * dk + i];
+  // Query tile; padding columns and rows past the end are zeros (never written out). Four loads in flight a thread.
+  for (int base = threadIdx.x; base < M * ldq; base += 4 * kThreads) {
+    float val[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int idx = base + u * kThreads, r = idx / ldq, i = idx % ldq;
+      const int64_t gr = r0 + r;
+      val[u] = 0.0f;
+      if (idx < M * ldq && gr < rows_total && i < dk) {
+        const int64_t t = gr / p.group;
+        const int h = hk * p.group + static_cast<int>(gr % p.group);
+        val[u] = p.q[(t * p.n_head + h) * dk + i];
+      }
     }
-    q_s[idx] = val;
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (base + u * kThreads < M * ldq) q_s[base + u * kThreads] = val[u];
   }
   // K padding rows [dk, ldq) stay zero for the whole kernel.
   for (int idx = threadIdx.x; idx < (ldq - dk) * kKtStride; idx += kThreads) kt_s[dk * kKtStride + idx] = 0.0f;

@@ -28,6 +28,11 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// RMSNorm's scale 1 / sqrt(ss / n + eps) for a sum of squares ss over n values, rounded as the CPU does.
+__device__ __forceinline__ float inv_rms(float ss, int64_t n, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, static_cast<float>(n)), eps)));
+}
+
 // Blocks for a grid-stride loop over n items, `threads` a block: one item a
 // thread, at most max_blocks.
 inline unsigned grid_blocks(int64_t n, int threads, int64_t max_blocks) {

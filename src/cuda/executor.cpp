@@ -12,6 +12,7 @@
 #include "core/session.h"
 #include "core/thread_pool.h"
 #include "cuda/attention.cuh"
+#include "cuda/attn_inputs.cuh"
 #include "cuda/check.h"
 #include "cuda/embed.cuh"
 #include "cuda/graph.h"
@@ -355,26 +356,27 @@ class CudaExecutor final : public core::Executor {
   }
 
   // Y[T][n_out] = X · Wᵀ, with X quantized to Q8A first when the weights are quantized.
-  void matmul(const DeviceTensor& w, const float* x, int64_t T, float* y) {
+  // y = w · x (epi Store) or y += w · x (epi Add).
+  void matmul(const DeviceTensor& w, const float* x, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
     const void* act = x;
     if (core::activation_kind(w.type) == core::ActivationKind::Q8A) {
       quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
       act = xq_.data();
     }
-    matmul_act(w, act, T, y);
+    matmul_act(w, act, T, y, epi);
   }
 
   // As matmul, with X already in the form w's type reads (xq_ for quantized weights).
-  void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y) {
+  void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
     if (T > kMaxVectorRows && gemm_takes(w.type, w.n_in)) {
-      mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get());
+      mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get(), epi);
       return;
     }
     const size_t act_row = core::activation_row_size(core::activation_kind(w.type), w.n_in);
     for (int64_t t = 0; t < T; t += kMaxVectorRows) {
       const int n = static_cast<int>(std::min(kMaxVectorRows, T - t));
       mmvq(w.type, w.data, w.n_in, w.n_out, static_cast<const uint8_t*>(act) + t * act_row, n, y + t * w.n_out,
-           stream_.get());
+           stream_.get(), epi);
     }
   }
 
@@ -387,38 +389,43 @@ class CudaExecutor final : public core::Executor {
     cudaStream_t s = stream_.get();
     float* x = x_.as<float>();
     float* xn = xn_.as<float>();
-    rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
     const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
     if (q8a(l.wq) && q8a(l.wk) && q8a(l.wv)) {
-      // One quantization of norm(x) for the three (the same Q8A rows each matmul would make): two launches fewer.
-      quantize_q8a(xn, E, xq_.as<BlockQ8A>(), E / 32, E, T, s);
+      // norm(x) quantized once for the three (the same Q8A rows each matmul would make), in the norm's launch.
+      rmsnorm_q8a(x, l.attn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
       matmul_act(l.wq, xq_.data(), T, q_.as<float>());
       matmul_act(l.wk, xq_.data(), T, k_.as<float>());
       matmul_act(l.wv, xq_.data(), T, v_.as<float>());
     } else {
+      rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
       matmul(l.wq, xn, T, q_.as<float>());
       matmul(l.wk, xn, T, k_.as<float>());
       matmul(l.wv, xn, T, v_.as<float>());
     }
     const int hd = c_.head_dim_k;
-    if (c_.qk_norm) {
-      rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
-      rmsnorm(k_.as<float>(), l.k_norm, k_.as<float>(), T * c_.n_head_kv, hd, c_.rms_eps, s);
-    }
-    rope(q_.as<float>(), d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
-    rope(k_.as<float>(), d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
     const LayerKv& kv = kv_[il];
     const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
-    kv_write(k_.as<float>(), d_pos, T, kview, s);
-    kv_write(v_.as<float>(), d_pos, T, vview, s);
+    if (attention_inputs_take(hd, c_.head_dim_v, c_.n_rot, c_.rope)) {
+      attention_inputs(q_.as<float>(), k_.as<float>(), v_.as<float>(), c_.qk_norm ? l.q_norm : nullptr,
+                       c_.qk_norm ? l.k_norm : nullptr, c_.rms_eps, d_pos, T, c_.n_head, c_.n_rot, c_.rope_freq_base,
+                       c_.rope, kview, vview, s);
+    } else {
+      if (c_.qk_norm) {
+        rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
+        rmsnorm(k_.as<float>(), l.k_norm, k_.as<float>(), T * c_.n_head_kv, hd, c_.rms_eps, s);
+      }
+      rope(q_.as<float>(), d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+      rope(k_.as<float>(), d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+      kv_write(k_.as<float>(), d_pos, T, kview, s);
+      kv_write(v_.as<float>(), d_pos, T, vview, s);
+    }
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     if (T == 1)
       attention_decode(q_.as<float>(), kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(),
                        dec_ws_.data(), dec_ws_bytes_, s);
     else
       attention_prompt(q_.as<float>(), kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
-    matmul(l.wo, att_.as<float>(), T, o_.as<float>());
-    add(x, o_.as<float>(), x, T * E, s);
+    matmul(l.wo, att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
   }
 
   // x += Σ_slot w · expert(norm(x)) over the router's choices; il as attention().
@@ -428,18 +435,20 @@ class CudaExecutor final : public core::Executor {
     const int k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
     float* xn = xn_.as<float>();
-    rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
+    // The experts read norm(x) as Q8A when their gate/up are quantized: made in the norm's launch (the router's
+    // matmul, F32 or quantized, leaves xq_ as it is: the same rows).
+    const BlockQ8A* xq = nullptr;
+    if (core::activation_kind(l.gate_exps.type) == core::ActivationKind::Q8A) {
+      rmsnorm_q8a(x_.as<float>(), l.ffn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
+      xq = xq_.as<BlockQ8A>();
+    } else {
+      rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
+    }
     if (sharing_) share_->send_early(xn, s);
     matmul(l.gate_inp, xn, T, router_.as<float>());
     int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
     route_topk(router_.as<float>(), T, c_.n_expert, k, core::cpu::router_mode_of(c_.gating), ids,
                weights_.as<float>(), s);
-    // The experts read x as Q8A when their gate/up are quantized.
-    const BlockQ8A* xq = nullptr;
-    if (core::activation_kind(l.gate_exps.type) == core::ActivationKind::Q8A) {
-      quantize_q8a(xn, E, xq_.as<BlockQ8A>(), E / 32, E, T, s);
-      xq = xq_.as<BlockQ8A>();
-    }
     timer_.mark(s, &times.routing_ms);
 
     const bool vector_path = T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||

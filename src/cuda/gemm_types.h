@@ -40,6 +40,7 @@ enum class Epilogue : int {
   Store = 0,       // y[r] = acc[r]
   SwigluPair = 1,  // w2 (up, same type and shape as w = gate) given: y[r] = silu(acc[r]) * acc2[r]
   SwigluMul = 2,   // y[r] = silu(y[r]) * acc[r]: y holds the gate on entry (gate and up of different types)
+  Add = 3,         // y[r] = y[r] + acc[r]: y holds the residual on entry (x += W·a without a separate add)
 };
 
 // One tile row of a grouped GEMM: positions [begin, end) of group `group`,

@@ -1,6 +1,7 @@
 // The device KV cache of one layer (F16 or INT8 rows, layout as the CPU KvCache) and the kernel that writes rows into it.
 #include <cuda_fp16.h>
 
+#include "cuda/attn_rows.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/kv.cuh"
@@ -21,23 +22,7 @@ static __global__ void kv_write_kernel(const float* __restrict__ x, const int32_
   const int head = static_cast<int>(row % n_head_kv);
   const int32_t p = pos[t];
   if (p < 0 || p >= n_ctx) return;
-  const float* src = x + row * head_dim;
-  const int64_t dst_row = static_cast<int64_t>(p) * n_head_kv + head;
-  if constexpr (kType == core::KvType::F16) {
-    __half* dst = static_cast<__half*>(data) + dst_row * head_dim;
-    for (int i = lane; i < head_dim; i += kWarp) dst[i] = __float2half_rn(src[i]);
-  } else {
-    int8_t* dst = static_cast<int8_t*>(data) + dst_row * head_dim;
-    float amax = 0.0f;
-    for (int i = lane; i < head_dim; i += kWarp) amax = fmaxf(amax, fabsf(src[i]));
-    amax = warp_max(amax);  // max is exact in any order
-    const float d = __fdiv_rn(amax, 127.0f);
-    if (lane == 0) scales[dst_row] = d;
-    for (int i = lane; i < head_dim; i += kWarp) {
-      const float q = d == 0.0f ? 0.0f : roundf(__fdiv_rn(src[i], d));
-      dst[i] = static_cast<int8_t>(fminf(fmaxf(q, -127.0f), 127.0f));
-    }
-  }
+  kv_store_row<kType>(x + row * head_dim, head_dim, lane, data, scales, static_cast<int64_t>(p) * n_head_kv + head);
 }
 
 }  // namespace

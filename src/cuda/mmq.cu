@@ -84,12 +84,13 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
 }
 
 void mmq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int64_t n_rows, float* y,
-         cudaStream_t stream) {
+         cudaStream_t stream, Epilogue epi) {
   GemmArgs a;
   a.w = dense_weights(type, w, n_in, n_out);
   a.x = x;
   a.y = y;
   a.n_rows = n_rows;
+  a.epi = epi;
   gemm(a, stream);
 }
 

@@ -58,8 +58,8 @@ struct GemmArgs {
 void gemm(const GemmArgs& args, cudaStream_t stream);
 
 // Dense convenience: Y[t][r] = dot(row r of w, X[t]) for t < n_rows; X packed
-// rows of activation_kind(type), Y [n_rows][n_out].
+// rows of activation_kind(type), Y [n_rows][n_out]; epi Store or Add (Y += W·X).
 void mmq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int64_t n_rows, float* y,
-         cudaStream_t stream);
+         cudaStream_t stream, Epilogue epi = Epilogue::Store);
 
 }  // namespace strata::cuda

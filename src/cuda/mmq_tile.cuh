@@ -5,6 +5,7 @@
 
 #include "cuda/gemm_device.cuh"
 #include "cuda/mmq_internal.cuh"
+#include "cuda/quantize_warp.cuh"
 
 namespace strata::cuda::gemm_detail {
 
@@ -73,6 +74,7 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
   static_assert(ROWS == 64 || ROWS == 128, "store_tile: ROWS is 64 or 128");
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   const bool mul = p.epi == static_cast<int>(Epilogue::SwigluMul);
+  const bool add = p.epi == static_cast<int>(Epilogue::Add);
   // nf (= bt.nf) as a constant: the index splits are shifts, not integer divisions.
   auto run = [&](auto nf_const) {
     constexpr int nf = decltype(nf_const)::value;
@@ -86,6 +88,8 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
         v = __fmul_rn(silu(v), Cs[e * ld + f + nf]);
       } else if (mul) {
         v = __fmul_rn(silu(*out), v);
+      } else if (add) {
+        v = __fadd_rn(*out, v);
       }
       *out = v;
       Cs[e * ld + f] = v;  // only this thread reads or writes (e, f) and (e, f + nf)
@@ -99,27 +103,7 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
       const int e = w / blocks, blk = w % blocks;
       const int yr = yrow[e], feat = bt.f0 + 32 * blk;
       if (yr < 0 || feat >= p.n_out) continue;  // uniform over the warp
-      const float v = Cs[e * ld + 32 * blk + lane];
-      float amax = fabsf(v);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-      const float d = __fdiv_rn(amax, 127.0f);
-      int q = 0;
-      if (d != 0.0f) {
-        float r = roundf(__fdiv_rn(v, d));
-        r = r < 127.0f ? r : 127.0f;
-        r = r > -127.0f ? r : -127.0f;
-        q = static_cast<int>(r);
-      }
-      int sum = q;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-      core::BlockQ8A* out = p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32;
-      out->qs[lane] = static_cast<int8_t>(q);
-      if (lane == 0) {
-        out->d = d;
-        out->sum = sum;
-      }
+      quantize_q8a_warp(Cs[e * ld + 32 * blk + lane], p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32, lane);
     }
   };
   if (pair) {

@@ -8,7 +8,11 @@
 // computed), whatever the block alignment. Each lane decodes its unit of
 // each row from shared memory, dots it with its activations (loaded once per
 // item, reused over the 4 rows), and adds the F32 term to its accumulator;
-// the row ends with a butterfly sum over the warp.
+// the row ends with a butterfly sum over the warp. Matrices with few row
+// blocks for their length (the router, attention projections) split K: the
+// block's warps form groups of `ks` that share a row block, member m taking
+// the segments s = m (mod ks); the members' sums are added in member order
+// through shared memory. Every order is fixed by the shape, so results repeat.
 #include "cuda/mmvq.cuh"
 
 #include <algorithm>
@@ -49,12 +53,21 @@ struct MvParams {
   float* y;
   int64_t ld_y;  // floats
   int epi;
+  int ks;  // K split: warps per row block (1, 2 or 4; at most the segments of a row)
 };
 
-template <GgmlType T, int NT>
+// Named barrier `id` (1..) over `threads` threads: the warps of one K-split group.
+__device__ __forceinline__ void group_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// kSplit: the K-split code is compiled in (one token only); without it the
+// kernel is the plain one-warp-per-row-block loop (p.ks == 1).
+template <GgmlType T, int NT, bool kSplit>
 static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams p) {
   using C = MvCfg<T>;
   __shared__ __align__(16) uint8_t smem[kWarps][2][kRows][C::kSlot];
+  __shared__ float part[kSplit ? kWarps : 1][kRows][NT];  // K split: each member's row sums
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int b = blockIdx.y;
@@ -67,9 +80,11 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
   const int n_rb = (p.n_out + F - 1) / F;
   const int units = p.n_in / C::kUnitVals;
   const int nseg = (units + 31) / 32;
-  const int gw = blockIdx.x * kWarps + warp, nw = gridDim.x * kWarps;
-  if (gw >= n_rb) return;  // no block-wide barriers below
-  const int n_items = ((n_rb - 1 - gw) / nw + 1) * nseg;
+  const int ks = kSplit ? p.ks : 1, groups = kWarps / ks;
+  const int member = warp % ks, gw = blockIdx.x * groups + warp / ks, nw = gridDim.x * groups;
+  const int nsm = (nseg - member + ks - 1) / ks;  // this member's segments of a row block (>= 1: ks <= nseg)
+  if (gw >= n_rb) return;  // whole groups leave together; no block-wide barriers below
+  const int n_items = ((n_rb - 1 - gw) / nw + 1) * nsm;
   const uint8_t* X = p.x + static_cast<int64_t>(b / p.x_div) * p.ld_x;
   float* Y = p.y + static_cast<int64_t>(b) * p.ld_y;
 
@@ -79,9 +94,10 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
     if (f >= p.n_out) return nullptr;
     return (r < F ? W : W2) + static_cast<int64_t>(f) * p.row_bytes;
   };
-  auto row_block = [&](int item) { return gw + (item / nseg) * nw; };
+  auto row_block = [&](int item) { return gw + (item / nsm) * nw; };
+  auto segment = [&](int item) { return (item % nsm) * ks + member; };
   auto issue = [&](int item) {
-    const int rb = row_block(item), s = item % nseg;
+    const int rb = row_block(item), s = segment(item);
     const int64_t off = static_cast<int64_t>(s) * C::kSegBytes;
     const int len = static_cast<int>(min(static_cast<int64_t>(C::kSegBytes), p.row_bytes - off));
 #pragma unroll
@@ -100,28 +116,46 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
 
   issue(0);
   for (int item = 0; item < n_items; ++item) {
+    if (item + 1 < n_items) issue(item + 1);
+    const int rb = row_block(item), s = segment(item);
+    const int u = s * 32 + lane;  // this lane's unit of each row
+    const bool live = u < units;
+    // The item's activations first: their loads overlap the weight copies in flight.
+    float af[C::kFloat ? NT : 1][8];
+    int aq[C::kFloat ? 1 : NT][8];
+    float ad[NT], as[NT];
+    if (live) {
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (t >= p.n_tok) continue;
+        if constexpr (C::kFloat) {
+          const auto* xa = reinterpret_cast<const float4*>(X + t * p.ld_x) + 2 * u;
+          const float4 v0 = __ldg(xa), v1 = __ldg(xa + 1);
+          af[t][0] = v0.x, af[t][1] = v0.y, af[t][2] = v0.z, af[t][3] = v0.w;
+          af[t][4] = v1.x, af[t][5] = v1.y, af[t][6] = v1.z, af[t][7] = v1.w;
+        } else {
+          const auto* blk = reinterpret_cast<const int2*>(X + t * p.ld_x + static_cast<int64_t>(u) * 40);
+          const int2 h = __ldg(blk);
+          ad[t] = __int_as_float(h.x);
+          as[t] = i2f_small(h.y);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int2 q = __ldg(blk + 1 + i);
+            aq[t][2 * i] = q.x;
+            aq[t][2 * i + 1] = q.y;
+          }
+        }
+      }
+    }
     if (item + 1 < n_items) {
-      issue(item + 1);
       cp_async_wait<1>();
     } else {
       cp_async_wait<0>();
     }
     __syncwarp();
-    const int rb = row_block(item), s = item % nseg;
-    const int u = s * 32 + lane;  // this lane's unit of each row
-    if (u < units) {
+    if (live) {
       const int64_t off = static_cast<int64_t>(s) * C::kSegBytes;
       if constexpr (C::kFloat) {
-        float a[NT][8];
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-          if (t < p.n_tok) {
-            const auto* xa = reinterpret_cast<const float4*>(X + t * p.ld_x) + 2 * u;
-            const float4 v0 = __ldg(xa), v1 = __ldg(xa + 1);
-            a[t][0] = v0.x, a[t][1] = v0.y, a[t][2] = v0.z, a[t][3] = v0.w;
-            a[t][4] = v1.x, a[t][5] = v1.y, a[t][6] = v1.z, a[t][7] = v1.w;
-          }
-        }
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
@@ -134,29 +168,12 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
             if (t < p.n_tok) {
               float part = 0.0f;
 #pragma unroll
-              for (int i = 0; i < 8; ++i) part = fmaf(w[i], a[t][i], part);
+              for (int i = 0; i < 8; ++i) part = fmaf(w[i], af[t][i], part);
               acc[r][t] += part;
             }
           }
         }
       } else {
-        int a[NT][8];
-        float ad[NT], as[NT];
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-          if (t < p.n_tok) {
-            const auto* blk = reinterpret_cast<const int2*>(X + t * p.ld_x + static_cast<int64_t>(u) * 40);
-            const int2 h = __ldg(blk);
-            ad[t] = __int_as_float(h.x);
-            as[t] = i2f_small(h.y);
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const int2 q = __ldg(blk + 1 + i);
-              a[t][2 * i] = q.x;
-              a[t][2 * i + 1] = q.y;
-            }
-          }
-        }
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
@@ -172,8 +189,8 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
               int lo = 0, hi = 0;
 #pragma unroll
               for (int k4 = 0; k4 < 4; ++k4) {
-                lo = __dp4a(w[k4], a[t][k4], lo);
-                hi = __dp4a(w[k4 + 4], a[t][k4 + 4], hi);
+                lo = __dp4a(w[k4], aq[t][k4], lo);
+                hi = __dp4a(w[k4 + 4], aq[t][k4 + 4], hi);
               }
               acc[r][t] = __fadd_rn(acc[r][t], term<T>(rs, lo, hi, ad[t], as[t]));
             }
@@ -181,7 +198,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         }
       }
     }
-    if (s == nseg - 1) {
+    if (item % nsm == nsm - 1) {
       // Fixed butterfly: every lane ends with the same sum (a + b == b + a).
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
@@ -192,18 +209,40 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
           for (int o = 16; o > 0; o >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, o));
           acc[r][t] = v;
         }
+      if (kSplit) {
+        // The members' sums in member order: member 0 ends with them, the others go on to their next row block.
+        if (lane == 0) {
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+#pragma unroll
+            for (int t = 0; t < NT; ++t) part[warp][r][t] = acc[r][t];
+        }
+        group_sync(1 + warp / ks, ks * 32);
+        const int first = warp - member;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int t = 0; t < NT; ++t) {
+            float v = part[first][r][t];
+            for (int m = 1; m < ks; ++m) v = __fadd_rn(v, part[first + m][r][t]);
+            acc[r][t] = v;
+          }
+        group_sync(1 + warp / ks, ks * 32);  // part is free again
+      }
       // Lane r * NT + t stores output (r, t).
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
         for (int t = 0; t < NT; ++t) {
           const int f = rb * F + r;
-          if (lane != (r * NT + t) % 32 || t >= p.n_tok || r >= F || f >= p.n_out) continue;
+          if (member != 0 || lane != (r * NT + t) % 32 || t >= p.n_tok || r >= F || f >= p.n_out) continue;
           float* out = Y + t * p.ld_y + f;
           if (p.epi == static_cast<int>(Epilogue::Store)) {
             *out = acc[r][t];
           } else if (p.epi == static_cast<int>(Epilogue::SwigluMul)) {
             *out = __fmul_rn(silu(*out), acc[r][t]);
+          } else if (p.epi == static_cast<int>(Epilogue::Add)) {
+            *out = __fadd_rn(*out, acc[r][t]);
           } else {
             *out = __fmul_rn(silu(acc[r][t]), acc[(r + kRows / 2) % kRows][t]);
           }
@@ -217,17 +256,22 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
   }
 }
 
+// Values a lane takes of a row per segment item: one Q8A block, or 8 floats.
+int unit_vals(GgmlType type) { return is_float_type(type) ? 8 : 32; }
+
 template <GgmlType T>
 void launch_type(const MvParams& p, dim3 grid, cudaStream_t stream) {
   const int nt = p.n_tok;
-  if (nt == 1) {
-    mmvq_kernel<T, 1><<<grid, kWarps * 32, 0, stream>>>(p);
+  if (nt == 1 && p.ks > 1) {
+    mmvq_kernel<T, 1, true><<<grid, kWarps * 32, 0, stream>>>(p);
+  } else if (nt == 1) {
+    mmvq_kernel<T, 1, false><<<grid, kWarps * 32, 0, stream>>>(p);
   } else if (nt == 2) {
-    mmvq_kernel<T, 2><<<grid, kWarps * 32, 0, stream>>>(p);
+    mmvq_kernel<T, 2, false><<<grid, kWarps * 32, 0, stream>>>(p);
   } else if (nt <= 4) {
-    mmvq_kernel<T, 4><<<grid, kWarps * 32, 0, stream>>>(p);
+    mmvq_kernel<T, 4, false><<<grid, kWarps * 32, 0, stream>>>(p);
   } else {
-    mmvq_kernel<T, 8><<<grid, kWarps * 32, 0, stream>>>(p);
+    mmvq_kernel<T, 8, false><<<grid, kWarps * 32, 0, stream>>>(p);
   }
   launch_check("mmvq_kernel", stream);
 }
@@ -272,9 +316,15 @@ void mmvq(const MmvqArgs& a, cudaStream_t stream) {
   p.epi = static_cast<int>(a.epi);
 
   // Enough resident warps to keep ~100 KB of weights in flight per SM; the
-  // warps loop over the remaining row blocks.
+  // warps loop over the remaining row blocks. A matrix with fewer row blocks
+  // than about 16 warps an SM splits K over up to 4 warps a row block (one token).
   const int64_t n_rb = (a.w.n_out + (pair ? kRows / 2 : kRows) - 1) / (pair ? kRows / 2 : kRows);
-  const int64_t want = (n_rb + kWarps - 1) / kWarps;
+  const int64_t nseg = (a.w.n_in / unit_vals(type) + 31) / 32;
+  const int64_t want_warps = 16LL * sm_count();
+  p.ks = 1;
+  while (a.n_tok == 1 && p.ks < kWarps && 2 * p.ks <= nseg && n_rb * a.n_batch * 2 * p.ks <= want_warps) p.ks *= 2;
+  const int64_t groups = kWarps / p.ks;
+  const int64_t want = (n_rb + groups - 1) / groups;
   const int64_t cap = std::max<int64_t>(1, 12LL * sm_count() / a.n_batch);
   const dim3 grid(static_cast<unsigned>(std::min(want, cap)), static_cast<unsigned>(a.n_batch));
   switch (type) {
@@ -290,8 +340,9 @@ void mmvq(const MmvqArgs& a, cudaStream_t stream) {
 }
 
 void mmvq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int n_tok, float* y,
-          cudaStream_t stream) {
+          cudaStream_t stream, Epilogue epi) {
   MmvqArgs a;
+  a.epi = epi;
   a.w = dense_weights(type, w, n_in, n_out);
   a.x = x;
   a.n_tok = n_tok;

@@ -49,8 +49,8 @@ struct MmvqArgs {
 void mmvq(const MmvqArgs& args, cudaStream_t stream);
 
 // Dense convenience: Y[t][r] = dot(row r of w, X[t]) for t < n_tok (1..8),
-// X packed rows of activation_kind(type), Y [n_tok][n_out].
+// X packed rows of activation_kind(type), Y [n_tok][n_out]; epi Store or Add (Y += W·X).
 void mmvq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int n_tok, float* y,
-          cudaStream_t stream);
+          cudaStream_t stream, Epilogue epi = Epilogue::Store);
 
 }  // namespace strata::cuda

@@ -2,6 +2,7 @@
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/norm.cuh"
+#include "cuda/quantize_warp.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -9,6 +10,7 @@ namespace {
 constexpr int kSmallRowMax = 1024;    // up to this n one warp normalizes a row
 constexpr int kWarpRowsPerBlock = 4;  // warps (rows) per block in the warp-per-row kernel
 constexpr int kBlockRowThreads = 256; // threads per row in the block-per-row kernel
+constexpr int kQ8aThreads = 1024;     // threads per row in rmsnorm_q8a_kernel
 
 // y = x * s * w, rounded as the CPU does: (x * s) * w, no fused operations.
 __device__ __forceinline__ void scale_row(const float* x, const float* w, float* y, int64_t n, float s, int64_t first,
@@ -17,10 +19,6 @@ __device__ __forceinline__ void scale_row(const float* x, const float* w, float*
     const float xs = __fmul_rn(x[i], s);
     y[i] = w ? __fmul_rn(xs, w[i]) : xs;
   }
-}
-
-__device__ __forceinline__ float inv_rms(float ss, int64_t n, float eps) {
-  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, static_cast<float>(n)), eps)));
 }
 
 // One warp per row.
@@ -54,7 +52,62 @@ static __global__ void rmsnorm_block_kernel(const float* x, const float* __restr
   scale_row(xr, w, y + row * n, n, inv_rms(total, n, eps), threadIdx.x, kBlockRowThreads);
 }
 
+// One block of kQ8aThreads per row: the row's scale as rmsnorm_warp_kernel (n <= kSmallRowMax, warp 0) or
+// rmsnorm_block_kernel (the first kBlockRowThreads threads) computes it, then every warp scales whole 32-value
+// blocks and quantizes them as quantize_q8a_kernel does (the max is exact in any order, the sum an exact integer).
+// The wide block keeps a decode row's quantization short: 2 blocks a warp for 2048 values.
+static __global__ void __launch_bounds__(kQ8aThreads)
+    rmsnorm_q8a_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+                       core::BlockQ8A* __restrict__ yq, int64_t n, float eps) {
+  __shared__ float partial[kBlockRowThreads / kWarp];
+  __shared__ float scale;
+  const int64_t row = blockIdx.x;
+  const float* xr = x + row * n;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  if (n <= kSmallRowMax) {
+    if (warp == 0) {
+      float ss = 0.0f;
+      for (int64_t i = lane; i < n; i += kWarp) ss = __fadd_rn(ss, __fmul_rn(xr[i], xr[i]));
+      ss = warp_sum(ss);
+      if (lane == 0) scale = inv_rms(ss, n, eps);
+    }
+  } else {
+    if (threadIdx.x < kBlockRowThreads) {
+      float ss = 0.0f;
+      for (int64_t i = threadIdx.x; i < n; i += kBlockRowThreads) ss = __fadd_rn(ss, __fmul_rn(xr[i], xr[i]));
+      ss = warp_sum(ss);
+      if (lane == 0) partial[warp] = ss;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float total = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kBlockRowThreads / kWarp; ++i) total = __fadd_rn(total, partial[i]);
+      scale = inv_rms(total, n, eps);
+    }
+  }
+  __syncthreads();
+  const float s = scale;
+  for (int64_t b = warp; b < n / 32; b += kQ8aThreads / kWarp) {
+    const int64_t i = 32 * b + lane;
+    const float xs = __fmul_rn(xr[i], s);
+    const float v = w ? __fmul_rn(xs, w[i]) : xs;
+    y[row * n + i] = v;
+    quantize_q8a_warp(v, yq + row * (n / 32) + b, lane);
+  }
+}
+
 }  // namespace
+
+void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, int64_t rows, int64_t n, float eps,
+                 cudaStream_t stream) {
+  require_stream(stream, "rmsnorm_q8a");
+  require(rows >= 0 && rows <= INT32_MAX && n >= 32 && n % 32 == 0 && x != y, "rmsnorm_q8a",
+          "0 <= rows < 2^31, n a multiple of 32, y not x", {{"rows", rows}, {"n", n}});
+  if (rows == 0) return;
+  rmsnorm_q8a_kernel<<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, w, y, yq, n, eps);
+  launch_check("rmsnorm_q8a_kernel", stream);
+}
 
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
   require_stream(stream, "rmsnorm");

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "core/quant.h"
+
 namespace strata::cuda {
 
 // y[r][i] = x[r][i] * s_r * w[i], s_r = 1 / sqrtf(ss_r / n + eps), ss_r the
@@ -14,5 +16,11 @@ namespace strata::cuda {
 // rows == 0 does nothing. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for
 // rows < 0 or n < 1.
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps, cudaStream_t stream);
+
+// rmsnorm, and its output also as Q8A rows yq [rows][n / 32] (what
+// quantize_q8a makes of y, bit for bit), in one launch. y must not alias x.
+// Throws Error(STRATA_ERR_INVALID_ARGUMENT) as rmsnorm, and for n % 32 != 0.
+void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, int64_t rows, int64_t n, float eps,
+                 cudaStream_t stream);
 
 }  // namespace strata::cuda

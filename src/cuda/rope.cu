@@ -1,4 +1,5 @@
 // Rotary position embedding on the device, NeoX and adjacent-pair styles, in place with per-row positions.
+#include "cuda/attn_rows.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/rope.cuh"
@@ -18,14 +19,7 @@ static __global__ void rope_kernel(float* x, const int32_t* __restrict__ pos, in
   float* cos_t = cs;
   float* sin_t = cs + half;
   const int64_t t = blockIdx.x;
-  const double p = static_cast<double>(pos[t]);
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    const double theta = p * pow(static_cast<double>(freq_base), -2.0 * i / n_rot);
-    double s, c;
-    sincos(theta, &s, &c);
-    cos_t[i] = static_cast<float>(c);
-    sin_t[i] = static_cast<float>(s);
-  }
+  for (int i = threadIdx.x; i < half; i += blockDim.x) rope_cos_sin(pos[t], i, n_rot, freq_base, cos_t[i], sin_t[i]);
   __syncthreads();
   float* xt = x + t * n_head * head_dim;
   for (int idx = threadIdx.x; idx < n_head * half; idx += blockDim.x) {
@@ -33,9 +27,10 @@ static __global__ void rope_kernel(float* x, const int32_t* __restrict__ pos, in
     float* xh = xt + static_cast<int64_t>(h) * head_dim;
     const int ia = kNeox ? i : 2 * i;
     const int ib = kNeox ? i + half : 2 * i + 1;
-    const float a = xh[ia], b = xh[ib];
-    xh[ia] = __fsub_rn(__fmul_rn(a, cos_t[i]), __fmul_rn(b, sin_t[i]));
-    xh[ib] = __fadd_rn(__fmul_rn(a, sin_t[i]), __fmul_rn(b, cos_t[i]));
+    float a = xh[ia], b = xh[ib];
+    rope_rotate(a, b, cos_t[i], sin_t[i]);
+    xh[ia] = a;
+    xh[ib] = b;
   }
 }
 

@@ -281,10 +281,11 @@ TEST_CASE("attention_prompt_f16 with an unaligned q takes the F32 path") {
 TEST_CASE("attention_decode (split-K, n_kv on the device) matches cpu::attention_row") {
   const AttnCase cases[] = {
       {32, 4, 128, 128, 0, 1},      // n_kv = 1
-      {32, 4, 128, 128, 0, 200},    // one split
-      {32, 4, 128, 128, 0, 256},    // one split, full
-      {32, 4, 128, 128, 0, 300},    // two splits, the last short
-      {16, 1, 128, 128, 0, 5000},   // group of 16, 20 splits
+      {32, 4, 128, 128, 0, 64},     // one split, full
+      {32, 4, 128, 128, 0, 200},    // four splits of 64 keys, the last short
+      {32, 4, 128, 128, 0, 2048},   // 32 splits of 64, full
+      {32, 4, 128, 128, 0, 2100},   // 17 splits of 128, the last short
+      {16, 1, 128, 128, 0, 5000},   // group of 16, 27 splits of 192
       {8, 8, 64, 64, 0, 20000},     // no GQA, 32 splits of 640 keys
       {6, 2, 40, 24, 0, 777},       // odd sizes
   };

@@ -356,6 +356,38 @@ TEST_CASE("mmvq matches vec_dot within the summation-order bound", "[gpu][mmvq]"
   }
 }
 
+// Epilogue::Add (x += W·a, the residual add after attention): each output is
+// the residual plus exactly what Store gives, one F32 addition, through the
+// vector kernel (T <= 8) and the GEMM (larger T).
+TEST_CASE("Epilogue::Add adds the product to y in place", "[gpu][mmvq][mmq]") {
+  Rng rng(case_seed("epilogue-add"));
+  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F32}) {
+    for (int64_t T : {1, 5, 70}) {
+      const int64_t n_in = 512, n_out = 96;
+      Matrix w(type, n_in, n_out, rng);
+      ActsOnDevice x(type, T, n_in, rng);
+      TestStream st;
+      const std::vector<float> residual = random_values(rng, T, n_out, false);
+      DevBuf<float> stored(residual.size()), added(residual.size());
+      stored.poison();
+      added.upload(residual);
+      const bool vector = T <= 8;
+      for (auto [y, epi] : {std::pair{&stored, cuda::Epilogue::Store}, std::pair{&added, cuda::Epilogue::Add}}) {
+        if (vector)
+          cuda::mmvq(type, w.dev.get(), n_in, n_out, x.dev.get(), static_cast<int>(T), y->get(), st.s, epi);
+        else
+          cuda::mmq(type, w.dev.get(), n_in, n_out, x.dev.get(), T, y->get(), st.s, epi);
+      }
+      st.sync();
+      const std::vector<float> prod = stored.download(), got = added.download();
+      std::vector<float> want(residual.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = residual[i] + prod[i];
+      INFO(name(type) << " T=" << T);
+      CHECK(same_bits(got, want));
+    }
+  }
+}
+
 // ---- mmq --------------------------------------------------------------------------
 
 namespace {

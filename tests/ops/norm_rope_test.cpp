@@ -7,6 +7,7 @@
 #include "core/cpu/ops.h"
 #include "core/error.h"
 #include "cuda/norm.cuh"
+#include "cuda/quantize.cuh"
 #include "cuda/rope.cuh"
 #include "ops/ops_util.h"
 
@@ -64,6 +65,45 @@ TEST_CASE("rmsnorm matches cpu::rmsnorm and is deterministic") {
       CHECK(test::bit_equal(run(), got));
     }
   }
+}
+
+// The fused norm + quantization must equal rmsnorm then quantize_q8a bit for
+// bit, with either reduction order (warp per row up to 1024 values, block per
+// row above).
+TEST_CASE("rmsnorm_q8a equals rmsnorm then quantize_q8a bit for bit") {
+  const NormCase cases[] = {
+      {1, 2048, true, false},   // decode hidden row, block order
+      {7, 2048, true, false},   // prompt rows
+      {3, 256, true, false},    // warp order
+      {2, 1024, false, false},  // largest warp-order row, no weights
+      {5, 4096, true, false},
+  };
+  for (const NormCase& c : cases) {
+    DYNAMIC_SECTION("rows=" << c.rows << " n=" << c.n << (c.weights ? " w" : " no-w")) {
+      test::Rng rng = test::rng_for(150 + c.n + c.rows);
+      const float eps = 1e-6f;
+      std::vector<float> x = rng.vec(c.rows * c.n, 3.0f);
+      x[5] = 0.0f;
+      const std::vector<float> w = rng.vec(c.n);
+      const cuda::DeviceBuffer dx = test::to_device(x), dw = test::to_device(w);
+      const float* wp = c.weights ? dw.as<float>() : nullptr;
+      const size_t blocks = static_cast<size_t>(c.rows * c.n / 32);
+      cuda::DeviceBuffer ry = test::poisoned(x.size() * sizeof(float)), rq = test::poisoned(blocks * sizeof(core::BlockQ8A));
+      cuda::DeviceBuffer fy = test::poisoned(x.size() * sizeof(float)), fq = test::poisoned(blocks * sizeof(core::BlockQ8A));
+      cudaStream_t s = test_stream().get();
+      cuda::rmsnorm(dx.as<float>(), wp, ry.as<float>(), c.rows, c.n, eps, s);
+      cuda::quantize_q8a(ry.as<float>(), c.n, rq.as<core::BlockQ8A>(), c.n / 32, c.n, c.rows, s);
+      cuda::rmsnorm_q8a(dx.as<float>(), wp, fy.as<float>(), fq.as<core::BlockQ8A>(), c.rows, c.n, eps, s);
+      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), test::to_host<float>(ry, x.size())));
+      CHECK(test::to_host<uint8_t>(fq, blocks * sizeof(core::BlockQ8A)) ==
+            test::to_host<uint8_t>(rq, blocks * sizeof(core::BlockQ8A)));
+    }
+  }
+  float* none = nullptr;
+  core::BlockQ8A* no_q = nullptr;
+  CHECK_THROWS_AS(cuda::rmsnorm_q8a(none, none, none, no_q, 1, 48, 1e-6f, test_stream().get()), core::Error);
+  float* some = reinterpret_cast<float*>(alignof(float) * 64);
+  CHECK_THROWS_AS(cuda::rmsnorm_q8a(some, none, some, no_q, 1, 64, 1e-6f, test_stream().get()), core::Error);
 }
 
 TEST_CASE("rmsnorm rejects bad shapes") {
