@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <cstring>
 
 #include "core/bytes.h"
@@ -60,6 +61,23 @@ class MappedRoute final : public core::RouteBuffer {
  private:
   HostBuffer buffer_;
 };
+
+// The matrices as one matrix of their rows, in order, when they are adjacent
+// in memory with one type and row length; an empty tensor (no data) otherwise.
+DeviceTensor stacked_rows(std::initializer_list<const DeviceTensor*> parts) {
+  const DeviceTensor& first = **parts.begin();
+  DeviceTensor all = first;
+  all.n_out = 0;
+  const uint8_t* next = static_cast<const uint8_t*>(first.data);
+  const size_t row = core::row_size(first.type, first.n_in);
+  for (const DeviceTensor* t : parts) {
+    if (t->data == nullptr || t->data != next || t->type != first.type || t->n_in != first.n_in || t->stride != 0)
+      return {};
+    next += row * static_cast<size_t>(t->n_out);
+    all.n_out += t->n_out;
+  }
+  return all;
+}
 
 class CudaBackend final : public core::Backend {
  public:
@@ -170,6 +188,7 @@ class CudaBackend final : public core::Backend {
       d.wq.data = at(o.wq);
       d.wk.data = at(o.wk);
       d.wv.data = at(o.wv);
+      d.wqkv = stacked_rows({&d.wq, &d.wk, &d.wv});
       d.wo.data = at(o.wo);
       d.gate_inp.data = at(o.gate_inp);
       d.gate_exps.data = at(o.gate);

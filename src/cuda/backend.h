@@ -24,6 +24,10 @@ struct DeviceTensor {
 
 struct DeviceLayer {
   DeviceTensor wq, wk, wv, wo, gate_inp, gate_exps, up_exps, down_exps;
+  // wq, wk and wv as one matrix of their rows, when they lie back to back in
+  // VRAM with one type and row length (data == nullptr otherwise): a decode
+  // row's Q, K and V in one launch.
+  DeviceTensor wqkv;
   const float *attn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr, *ffn_norm = nullptr;
   // Streaming only (the expert tensors then have no data): each expert's blob
   // in VRAM (core::BlobLayout), nullptr for a streamed one.

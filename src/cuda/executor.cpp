@@ -110,7 +110,7 @@ class CudaExecutor final : public core::Executor {
     x_ = f32(T * E);
     xn_ = f32(T * E);
     xq_ = DeviceBuffer(device, q8_bytes(T, widest));
-    q_ = f32(T * c_.q_dim());
+    q_ = f32(T * c_.q_dim() + c_.k_dim() + c_.v_dim());  // one decode row of the fused Q|K|V product fits
     k_ = f32(T * c_.k_dim());
     v_ = f32(T * c_.v_dim());
     att_ = f32(T * att_dim);
@@ -390,41 +390,50 @@ class CudaExecutor final : public core::Executor {
     float* x = x_.as<float>();
     float* xn = xn_.as<float>();
     const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
+    float* q = q_.as<float>();
+    float* k = k_.as<float>();
+    float* v = v_.as<float>();
     if (q8a(l.wq) && q8a(l.wk) && q8a(l.wv)) {
       // norm(x) quantized once for the three (the same Q8A rows each matmul would make), in the norm's launch.
       rmsnorm_q8a(x, l.attn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
-      matmul_act(l.wq, xq_.data(), T, q_.as<float>());
-      matmul_act(l.wk, xq_.data(), T, k_.as<float>());
-      matmul_act(l.wv, xq_.data(), T, v_.as<float>());
+      if (T == 1 && l.wqkv.data != nullptr) {
+        // One launch for the three: the row q | k | v.
+        matmul_act(l.wqkv, xq_.data(), 1, q);
+        k = q + l.wq.n_out;
+        v = k + l.wk.n_out;
+      } else {
+        matmul_act(l.wq, xq_.data(), T, q);
+        matmul_act(l.wk, xq_.data(), T, k);
+        matmul_act(l.wv, xq_.data(), T, v);
+      }
     } else {
       rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
-      matmul(l.wq, xn, T, q_.as<float>());
-      matmul(l.wk, xn, T, k_.as<float>());
-      matmul(l.wv, xn, T, v_.as<float>());
+      matmul(l.wq, xn, T, q);
+      matmul(l.wk, xn, T, k);
+      matmul(l.wv, xn, T, v);
     }
     const int hd = c_.head_dim_k;
     const LayerKv& kv = kv_[il];
     const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
     if (attention_inputs_take(hd, c_.head_dim_v, c_.n_rot, c_.rope)) {
-      attention_inputs(q_.as<float>(), k_.as<float>(), v_.as<float>(), c_.qk_norm ? l.q_norm : nullptr,
-                       c_.qk_norm ? l.k_norm : nullptr, c_.rms_eps, d_pos, T, c_.n_head, c_.n_rot, c_.rope_freq_base,
-                       c_.rope, kview, vview, s);
+      attention_inputs(q, k, v, c_.qk_norm ? l.q_norm : nullptr, c_.qk_norm ? l.k_norm : nullptr, c_.rms_eps, d_pos, T,
+                       c_.n_head, c_.n_rot, c_.rope_freq_base, c_.rope, kview, vview, s);
     } else {
       if (c_.qk_norm) {
-        rmsnorm(q_.as<float>(), l.q_norm, q_.as<float>(), T * c_.n_head, hd, c_.rms_eps, s);
-        rmsnorm(k_.as<float>(), l.k_norm, k_.as<float>(), T * c_.n_head_kv, hd, c_.rms_eps, s);
+        rmsnorm(q, l.q_norm, q, T * c_.n_head, hd, c_.rms_eps, s);
+        rmsnorm(k, l.k_norm, k, T * c_.n_head_kv, hd, c_.rms_eps, s);
       }
-      rope(q_.as<float>(), d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
-      rope(k_.as<float>(), d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
-      kv_write(k_.as<float>(), d_pos, T, kview, s);
-      kv_write(v_.as<float>(), d_pos, T, vview, s);
+      rope(q, d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+      rope(k, d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+      kv_write(k, d_pos, T, kview, s);
+      kv_write(v, d_pos, T, vview, s);
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     if (T == 1)
-      attention_decode(q_.as<float>(), kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(),
+      attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(),
                        dec_ws_.data(), dec_ws_bytes_, s);
     else
-      attention_prompt(q_.as<float>(), kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
+      attention_prompt(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
     matmul(l.wo, att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
   }
 
