@@ -796,17 +796,23 @@ class CudaExecutor final : public core::Executor {
     const int64_t E = c_.n_embd;
     const float* xn = h_xn_.as<float>();
     float* y = h_y_.as<float>();
-    std::vector<float> X, Y;
-    for (int32_t e : experts) {
-      const std::span<const int32_t> rows = table.group(e);
-      const auto n = static_cast<int64_t>(rows.size());
-      X.resize(static_cast<size_t>(n * E));
-      Y.resize(X.size());
-      for (int64_t j = 0; j < n; ++j) std::copy_n(xn + rows[j] / c_.n_expert_used * E, E, &X[j * E]);
-      core::cpu::expert_rows(w, e, X.data(), n, Y.data(), cpu_pool_.get());
-      for (int64_t j = 0; j < n; ++j) {
+    // Every expert's rows gathered, then all of them in one call (two pool dispatches for the step).
+    std::vector<int64_t> first{0};
+    for (int32_t e : experts) first.push_back(first.back() + static_cast<int64_t>(table.group(e).size()));
+    std::vector<float> X(static_cast<size_t>(first.back() * E)), Y(X.size());
+    std::vector<core::cpu::ExpertRows> jobs;
+    for (size_t i = 0; i < experts.size(); ++i) {
+      const std::span<const int32_t> rows = table.group(experts[i]);
+      for (size_t j = 0; j < rows.size(); ++j)
+        std::copy_n(xn + rows[j] / c_.n_expert_used * E, E, &X[(first[i] + j) * E]);
+      jobs.push_back({experts[i], &X[first[i] * E], static_cast<int64_t>(rows.size()), &Y[first[i] * E]});
+    }
+    core::cpu::experts_rows(w, jobs, cpu_pool_.get());
+    for (size_t i = 0; i < experts.size(); ++i) {
+      const std::span<const int32_t> rows = table.group(experts[i]);
+      for (size_t j = 0; j < rows.size(); ++j) {
         float* row = y + static_cast<int64_t>(rows[j]) * E;
-        std::copy_n(&Y[j * E], E, row);
+        std::copy_n(&Y[(first[i] + j) * E], E, row);
         copy_async(y_.as<float>() + static_cast<int64_t>(rows[j]) * E, row, E * sizeof(float), stream_.get());
       }
     }

@@ -213,20 +213,45 @@ TEST_CASE("moe: shape and table checks") {
   CHECK_THROWS_AS(moe_forward_token(w, x.data(), bad_ids, wts.data(), 2, y.data(), nullptr), Error);
 }
 
-TEST_CASE("expert_rows equals expert_ffn row by row, bit for bit, on any thread count") {
+// Several experts in two pool dispatches: each job's rows equal expert_ffn's,
+// whatever the pool, and a job of no rows writes nothing.
+TEST_CASE("experts_rows and expert_rows equal expert_ffn for every job, bit for bit, on any thread count") {
   Rng rng(strata::test::test_seed());
   INFO("seed=" << rng.seed);
   const int64_t n_embd = 256, n_ff = 512;
   ThreadPool pool(3);
   for (const TypeSet& ts : kTypeSets) {
-    const Experts ex(rng, ts.g, ts.u, ts.d, n_embd, n_ff, 2);
+    const Experts ex(rng, ts.g, ts.u, ts.d, n_embd, n_ff, 4);
     const MoeWeights w = ex.weights();
-    const int64_t rows = 5;
-    const auto X = rng.vec(rows * n_embd, 1.5f);
-    std::vector<float> got(rows * n_embd), want(rows * n_embd);
-    poison(got);
-    expert_rows(w, 1, X.data(), rows, got.data(), &pool);
-    for (int64_t r = 0; r < rows; ++r) expert_ffn(w, 1, &X[r * n_embd], &want[r * n_embd]);
-    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    const int experts[] = {3, 0, 2, 1};
+    const int64_t rows[] = {1, 3, 0, 2};
+    std::vector<std::vector<float>> X, got;
+    std::vector<ExpertRows> jobs;
+    for (int i = 0; i < 4; ++i) {
+      X.push_back(rng.vec(std::max<int64_t>(rows[i], 1) * n_embd, 1.5f));
+      got.emplace_back(static_cast<size_t>(std::max<int64_t>(rows[i], 1) * n_embd));
+    }
+    for (int i = 0; i < 4; ++i) jobs.push_back({experts[i], X[i].data(), rows[i], got[i].data()});
+    for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+      for (auto& g : got) poison(g);
+      experts_rows(w, jobs, p);
+      for (int i = 0; i < 4; ++i) {
+        INFO("job " << i << (p ? " pool" : " inline"));
+        std::vector<float> want(got[i].size());
+        poison(want);
+        for (int64_t r = 0; r < rows[i]; ++r) expert_ffn(w, experts[i], &X[i][r * n_embd], &want[r * n_embd]);
+        CHECK(std::memcmp(got[i].data(), want.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+    // expert_rows: the one-job form.
+    std::vector<float> one(got[1].size()), want(one.size());
+    expert_rows(w, experts[1], X[1].data(), rows[1], one.data(), &pool);
+    for (int64_t r = 0; r < rows[1]; ++r) expert_ffn(w, experts[1], &X[1][r * n_embd], &want[r * n_embd]);
+    CHECK(std::memcmp(one.data(), want.data(), want.size() * sizeof(float)) == 0);
   }
+  const Experts ex(rng, GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K, n_embd, n_ff, 2);
+  std::vector<float> x = rng.vec(n_embd), y(n_embd);
+  const ExpertRows bad[] = {{0, x.data(), 1, y.data()}, {2, x.data(), 1, y.data()}};
+  CHECK_THROWS_AS(experts_rows(ex.weights(), bad, &pool), Error);
 }
+

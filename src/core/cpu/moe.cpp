@@ -1,6 +1,7 @@
 // The reference MoE step: per-row expert FFNs in row-table order, then the fixed slot-order combine.
 #include "core/cpu/moe.h"
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -84,14 +85,51 @@ void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float
   ffn_prepared(w, expert, xg.row(0), xu.row(0), s, y, h_out);
 }
 
+void experts_rows(const MoeWeights& w, std::span<const ExpertRows> jobs, ThreadPool* pool) {
+  for (const ExpertRows& j : jobs) check_expert(w, j.expert);
+  const int64_t E = w.n_embd, F = w.n_ff;
+  const auto n_jobs = static_cast<int64_t>(jobs.size());
+  // Each job's rows prepared as matmul_q prepares them (on this thread: a few rows), and where its h rows start.
+  std::vector<ActivationRows> xg, xu;
+  std::vector<int64_t> first(jobs.size() + 1, 0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    xg.emplace_back(w.gate.type, jobs[i].X, jobs[i].n_rows, E, nullptr);
+    xu.emplace_back(w.up.type, jobs[i].X, jobs[i].n_rows, E, nullptr);
+    first[i + 1] = first[i] + std::max<int64_t>(jobs[i].n_rows, 0);
+  }
+  if (first.back() == 0) return;
+  const size_t gate_row = row_size(w.gate.type, E), up_row = row_size(w.up.type, E), down_row = row_size(w.down.type, F);
+  // h = swiglu(gate · x, up · x): item (job, feature) dots both rows with each of the job's rows.
+  std::vector<float> h(static_cast<size_t>(first.back() * F));
+  parallel_for(pool, n_jobs * F, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t j = i / F, f = i % F;
+      const ExpertRows& job = jobs[static_cast<size_t>(j)];
+      const uint8_t* g_row = w.gate.expert(job.expert) + static_cast<size_t>(f) * gate_row;
+      const uint8_t* u_row = w.up.expert(job.expert) + static_cast<size_t>(f) * up_row;
+      for (int64_t t = 0; t < job.n_rows; ++t) {
+        const float g = vec_dot(w.gate.type, g_row, xg[j].row(t), E);
+        const float u = vec_dot(w.up.type, u_row, xu[j].row(t), E);
+        swiglu(&g, &u, &h[static_cast<size_t>((first[j] + t) * F + f)], 1);
+      }
+    }
+  });
+  std::vector<ActivationRows> hd;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    hd.emplace_back(w.down.type, &h[static_cast<size_t>(first[i] * F)], jobs[i].n_rows, F, nullptr);
+  parallel_for(pool, n_jobs * E, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t j = i / E, r = i % E;
+      const ExpertRows& job = jobs[static_cast<size_t>(j)];
+      const uint8_t* d_row = w.down.expert(job.expert) + static_cast<size_t>(r) * down_row;
+      for (int64_t t = 0; t < job.n_rows; ++t) job.Y[t * E + r] = vec_dot(w.down.type, d_row, hd[j].row(t), F);
+    }
+  });
+}
+
 void expert_rows(const MoeWeights& w, int expert, const float* X, int64_t n_rows, float* Y, ThreadPool* pool) {
-  check_expert(w, expert);
-  if (n_rows <= 0) return;
-  std::vector<float> g(static_cast<size_t>(n_rows * w.n_ff)), u(g.size());
-  matmul_q(w.gate.type, w.gate.expert(expert), w.n_embd, w.n_ff, X, n_rows, g.data(), pool);
-  matmul_q(w.up.type, w.up.expert(expert), w.n_embd, w.n_ff, X, n_rows, u.data(), pool);
-  for (int64_t r = 0; r < n_rows; ++r) swiglu(&g[r * w.n_ff], &u[r * w.n_ff], &g[r * w.n_ff], w.n_ff);
-  matmul_q(w.down.type, w.down.expert(expert), w.n_ff, w.n_embd, g.data(), n_rows, Y, pool);
+  const ExpertRows job{expert, X, n_rows, Y};
+  experts_rows(w, std::span<const ExpertRows>(&job, 1), pool);
 }
 
 struct MoeChunk::Impl {

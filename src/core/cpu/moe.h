@@ -70,10 +70,23 @@ struct MoeWeights {
 // down_e · h (n_embd floats). If h_out is not null it receives h (for tests).
 void expert_ffn(const MoeWeights& w, int expert, const float* x, float* y, float* h_out = nullptr);
 
-// expert_ffn for n_rows rows at once, parallel over each matrix's output rows
-// (for a few rows of big experts, where moe_forward's parallelism over rows
-// would leave threads idle): Y[r] = expert_ffn(w, expert, X[r]), bit for bit.
-// X and Y are [n_rows][n_embd].
+// Rows X ([n_rows][n_embd]) through one expert into Y ([n_rows][n_embd]).
+struct ExpertRows {
+  int expert = 0;
+  const float* X = nullptr;
+  int64_t n_rows = 0;
+  float* Y = nullptr;
+};
+
+// Y[r] = expert_ffn(w, job.expert, X[r]) for every job and row, bit for bit,
+// parallel over the matrices' output rows of all jobs together (for a few
+// rows of big experts, where moe_forward's parallelism over rows would leave
+// threads idle): two pool dispatches whatever the number of jobs, gate and up
+// (with SwiGLU) of every job, then down. Throws Error(INVALID_ARGUMENT) for an
+// expert out of range.
+void experts_rows(const MoeWeights& w, std::span<const ExpertRows> jobs, ThreadPool* pool);
+
+// experts_rows of one job.
 void expert_rows(const MoeWeights& w, int expert, const float* X, int64_t n_rows, float* Y, ThreadPool* pool);
 
 // The MoE step of a chunk in parts, for a caller whose experts arrive one
