@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
+#include "core/quant_avx2.h"
 #include "core/quant_kquants.h"
 
 namespace strata::core {
@@ -101,15 +102,6 @@ void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb) {
   }
 }
 
-float dot_q8_0(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
-  float acc = 0.0f;
-  for (int64_t i = 0; i < nb; ++i) {
-    const int32_t isum = dot_quants(x[i].qs, a[i].qs, kQK8_0);
-    acc += (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(isum);
-  }
-  return acc;
-}
-
 // Sequential F32 dot; `to_f32` widens one stored weight.
 template <typename W, typename Convert>
 float dot_float_row(const W* w, const float* x, int64_t n, Convert to_f32) {
@@ -119,6 +111,15 @@ float dot_float_row(const W* w, const float* x, int64_t n, Convert to_f32) {
 }
 
 }  // namespace
+
+float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const int32_t isum = dot_quants(x[i].qs, a[i].qs, kQK8_0);
+    acc += (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(isum);
+  }
+  return acc;
+}
 
 const TypeTraits* find_type_traits(uint32_t id) {
   if (id > kMaxTypeId || kTraits[id].name == nullptr) return nullptr;
@@ -267,7 +268,10 @@ float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n) {
     case GgmlType::F32: return dot_float_row(static_cast<const float*>(wrow), xf, n, [](float v) { return v; });
     case GgmlType::F16: return dot_float_row(static_cast<const uint16_t*>(wrow), xf, n, fp16_to_f32);
     case GgmlType::BF16: return dot_float_row(static_cast<const uint16_t*>(wrow), xf, n, bf16_to_f32);
-    case GgmlType::Q8_0: return dot_q8_0(static_cast<const BlockQ8_0*>(wrow), xq, nb);
+    case GgmlType::Q8_0: {
+      const auto* q = static_cast<const BlockQ8_0*>(wrow);
+      return cpu_has_avx2() ? dot_q8_0_avx2(q, xq, nb) : dot_q8_0_portable(q, xq, nb);
+    }
     case GgmlType::Q4_K: return dot_q4_k(static_cast<const BlockQ4_K*>(wrow), xq, nb);
     case GgmlType::Q5_K: return dot_q5_k(static_cast<const BlockQ5_K*>(wrow), xq, nb);
     case GgmlType::Q6_K: return dot_q6_k(static_cast<const BlockQ6_K*>(wrow), xq, nb);

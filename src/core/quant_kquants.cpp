@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/quant_avx2.h"
+
 
 namespace strata::core {
 namespace {
@@ -198,11 +200,17 @@ void pack_q6_k(const uint8_t* u, BlockQ6_K& b) {
 
 void dequantize_q4_k(const BlockQ4_K* x, float* y, int64_t nb) { dequantize_minmax(x, y, nb); }
 void quantize_q4_k(const float* x, BlockQ4_K* y, int64_t nb) { quantize_minmax(x, y, nb, 15); }
-float dot_q4_k(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
+float dot_q4_k_portable(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
+float dot_q4_k(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) {
+  return cpu_has_avx2() ? dot_q4_k_avx2(x, a, nb) : dot_minmax(x, a, nb);
+}
 
 void dequantize_q5_k(const BlockQ5_K* x, float* y, int64_t nb) { dequantize_minmax(x, y, nb); }
 void quantize_q5_k(const float* x, BlockQ5_K* y, int64_t nb) { quantize_minmax(x, y, nb, 31); }
-float dot_q5_k(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
+float dot_q5_k_portable(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
+float dot_q5_k(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) {
+  return cpu_has_avx2() ? dot_q5_k_avx2(x, a, nb) : dot_minmax(x, a, nb);
+}
 
 // ---- Q6_K ----------------------------------------------------------------
 
@@ -253,7 +261,7 @@ void quantize_q6_k(const float* x, BlockQ6_K* y, int64_t nb) {
   }
 }
 
-float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
+float dot_q6_k_portable(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
   int8_t q[kQK_K];
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
@@ -268,6 +276,10 @@ float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
     }
   }
   return acc;
+}
+
+float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
+  return cpu_has_avx2() ? dot_q6_k_avx2(x, a, nb) : dot_q6_k_portable(x, a, nb);
 }
 
 }  // namespace strata::core

@@ -1,0 +1,80 @@
+// The AVX2 dot products against the plain loops: the same bits for every row, extreme quants included.
+#include <cstring>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "core/quant_avx2.h"
+#include "core/quant_kquants.h"
+#include "unit/test_random.h"
+
+using namespace strata::core;
+using strata::test::Rng;
+
+namespace {
+
+constexpr int64_t kSuper = 8;  // super-blocks a row: 2048 values
+
+// Random bytes for a block, with its F16 scales replaced by finite ones (d, dmin at the given offsets).
+template <typename Block>
+std::vector<Block> random_blocks(Rng& rng, int64_t n, std::initializer_list<size_t> half_offsets) {
+  std::vector<Block> v(static_cast<size_t>(n));
+  auto* bytes = reinterpret_cast<uint8_t*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(Block); ++i) bytes[i] = static_cast<uint8_t>(rng.int_in(0, 255));
+  for (Block& b : v) {
+    for (size_t off : half_offsets) {
+      const uint16_t h = f32_to_fp16(static_cast<float>(rng.int_in(-1000, 1000)) / 4096.0f);
+      std::memcpy(reinterpret_cast<uint8_t*>(&b) + off, &h, 2);
+    }
+  }
+  return v;
+}
+
+// Activations of a row of 32 * n values: quantized random floats, every fourth block at the +-127 extremes.
+std::vector<BlockQ8A> random_acts(Rng& rng, int64_t n) {
+  const std::vector<float> x = rng.vec(static_cast<size_t>(32 * n), 3.0f);
+  std::vector<BlockQ8A> a(static_cast<size_t>(n));
+  quantize_activations(x.data(), a.data(), 32 * n);
+  for (size_t j = 3; j < a.size(); j += 4) {
+    int32_t sum = 0;
+    for (int l = 0; l < 32; ++l) sum += a[j].qs[l] = static_cast<int8_t>(l % 2 ? 127 : -127);
+    a[j].sum = sum;
+  }
+  return a;
+}
+
+bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  for (int row = 0; row < 200; ++row) {
+    const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
+    auto q4 = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
+    auto q5 = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
+    auto q6 = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
+    auto q8 = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
+    if (row == 0) {  // extremes: every quant at its largest magnitude
+      for (auto& b : q4) std::memset(b.qs, 0xff, sizeof b.qs);
+      for (auto& b : q5) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.qh, 0xff, sizeof b.qh);
+      for (auto& b : q6) std::memset(b.ql, 0, sizeof b.ql), std::memset(b.qh, 0, sizeof b.qh);  // q = -32
+      for (auto& b : q8) std::memset(b.qs, 0x80, sizeof b.qs);                                   // q = -128
+    }
+    INFO("row " << row);
+    CHECK(same(dot_q4_k_avx2(q4.data(), a.data(), kSuper), dot_q4_k_portable(q4.data(), a.data(), kSuper)));
+    CHECK(same(dot_q5_k_avx2(q5.data(), a.data(), kSuper), dot_q5_k_portable(q5.data(), a.data(), kSuper)));
+    CHECK(same(dot_q6_k_avx2(q6.data(), a.data(), kSuper), dot_q6_k_portable(q6.data(), a.data(), kSuper)));
+    CHECK(same(dot_q8_0_avx2(q8.data(), a.data(), 8 * kSuper), dot_q8_0_portable(q8.data(), a.data(), 8 * kSuper)));
+  }
+  // vec_dot takes the AVX2 forms here.
+  const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
+  const auto q4 = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
+  CHECK(same(vec_dot(GgmlType::Q4_K, q4.data(), a.data(), 256 * kSuper), dot_q4_k_avx2(q4.data(), a.data(), kSuper)));
+}
