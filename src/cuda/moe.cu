@@ -200,13 +200,6 @@ static __global__ void moe_peer_sums_kernel(const float* __restrict__ y, const f
   }
 }
 
-static __global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = __fadd_rn(a[i], b[i]);
-  }
-}
-
 // One block per gathered row.
 static __global__ void gather_rows_kernel(const float* __restrict__ x, int64_t n_cols,
                                           const int32_t* __restrict__ entries, int k, float* __restrict__ out) {
@@ -301,14 +294,6 @@ void moe_combine_peer(const float* y, const float* weights, const uint8_t* peer_
   moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, peer_row, T, k, n, sums,
                                                                                residual, out);
   launch_check("moe_combine_kernel", stream);
-}
-
-void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
-  require_stream(stream, "add");
-  require(n >= 0, "add", "n >= 0", {{"n", n}});
-  if (n == 0) return;
-  add_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(a, b, out, n);
-  launch_check("add_kernel", stream);
 }
 
 void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t count, int k, float* out,

@@ -55,9 +55,6 @@ void moe_peer_sums(const float* y, const float* weights, const uint8_t* peer_row
 void moe_combine_peer(const float* y, const float* weights, const uint8_t* peer_row, int64_t T, int k, int64_t n,
                       const float* sums, const float* residual, float* out, cudaStream_t stream);
 
-// out[i] = a[i] + b[i] for n elements; out may equal a or b.
-void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
-
 // out[r] = x[entries[r] / k] for r < count: the rows of one expert group of a
 // RowTable (entries = table.entries + table.offsets[e], count = table.rows(e)),
 // gathered contiguously for the expert GEMM. x: [T][n_cols]; out: [count][n_cols].

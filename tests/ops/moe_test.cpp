@@ -139,7 +139,7 @@ TEST_CASE("swiglu matches cpu::swiglu, also in place") {
 
 // Tolerance: bit-exact. Combine and add are the CPU's F32 operations in the
 // CPU's order (slot 0..k-1 from 0, then the residual), without FMA.
-TEST_CASE("moe_combine sums slots in order and adds the residual, and add is exact") {
+TEST_CASE("moe_combine sums slots in order and adds the residual") {
   test::Rng rng = test::rng_for(800);
   const int T = 5, k = 8;
   const int64_t n = 2048 + 3;
@@ -164,13 +164,6 @@ TEST_CASE("moe_combine sums slots in order and adds the residual, and add is exa
   CHECK_REPORT(test::mismatches(test::to_host<float>(out, sum.size()), sum, {0.0, 0.0}));
   cuda::moe_combine(dy.as<float>(), dw.as<float>(), T, k, n, dres.as<float>(), dres.as<float>(), test_stream().get());
   CHECK_REPORT(test::mismatches(test::to_host<float>(dres, sum.size()), with_res, {0.0, 0.0}));
-
-  std::vector<float> a = rng.vec(1000), b = rng.vec(1000), want(1000);
-  for (size_t i = 0; i < a.size(); ++i) want[i] = a[i] + b[i];
-  cuda::DeviceBuffer da = test::to_device(a), db = test::to_device(b);
-  cuda::DeviceBuffer sum_out = test::poisoned(a.size() * sizeof(float));
-  cuda::add(da.as<float>(), db.as<float>(), sum_out.as<float>(), static_cast<int64_t>(a.size()), test_stream().get());
-  CHECK_REPORT(test::mismatches(test::to_host<float>(sum_out, a.size()), want, {0.0, 0.0}));
 }
 
 // Tolerance: bit-exact (copies).
