@@ -267,6 +267,12 @@ int32_t decode_cpu_experts(int32_t n, double blob_bytes, double link_GBps, doubl
   return best;
 }
 
+CpuDecodeRate cpu_decode_rate(double blob_bytes, double t1, int c, double tc) {
+  if (c < 2 || !(tc > t1) || !(t1 > 0) || !(blob_bytes > 0)) return {};
+  const double per_expert = (tc - t1) / (c - 1);
+  return {blob_bytes / per_expert / 1e9, std::max(0.0, t1 - per_expert)};
+}
+
 int32_t choose_peer_pieces(double transfer_s, double sync_s, int32_t max_pieces) {
   if (max_pieces < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "peer pieces: at most {}", max_pieces);
   if (!(transfer_s > 0) || !(sync_s > 0)) return std::min(prefill::kDefaultPeerPieces, max_pieces);

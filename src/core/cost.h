@@ -159,15 +159,24 @@ double helper_share(int64_t tokens, bool enabled, double fixed_share, const Peer
 // ring streams the rest: the c in [0, n] minimizing
 //   max((n - c) * blob / link,  c * blob / cpu + fixed_s)   (c > 0),
 // ties to fewer; 0 when no CPU share beats the ring alone (or a rate is 0).
-// fixed_s is what the CPU's share costs per layer besides its weights: the
-// activations down, a thread-pool dispatch per expert, the rows back.
-// kCpuDecodeFixedS comes from the H200 machine (2026-12-01): the hybrid
-// default of the earlier proportional rule decoded 2.8 ms a token slower
-// than the ring alone over 48 layers, 58 us a layer, where the rates
-// predicted 8 us faster.
-inline constexpr double kCpuDecodeFixedS = 70e-6;
-int32_t decode_cpu_experts(int32_t n, double blob_bytes, double link_GBps, double cpu_GBps,
-                           double fixed_s = kCpuDecodeFixedS);
+// fixed_s is what the CPU's share costs per layer besides its weights:
+// CpuDecodeRate::fixed_s (the pool's dispatches, measured) plus
+// kCpuDecodeTransferS (the activations down, the rows back, the host's
+// copies), which was fitted on the H200 machine (see docs/streaming.md).
+inline constexpr double kCpuDecodeTransferS = 15e-6;
+int32_t decode_cpu_experts(int32_t n, double blob_bytes, double link_GBps, double cpu_GBps, double fixed_s);
+
+// The CPU's decode work on streamed experts as measured at load: one
+// token through c experts of a layer takes fixed_s + c * blob / (GBps * 1e9).
+struct CpuDecodeRate {
+  double GBps = 0;
+  double fixed_s = 0;
+};
+
+// The rate from the best times of one expert (t1) and of `c` experts at
+// once (tc), c > 1: the slope is the cost per expert, the rest of t1 the
+// fixed cost (never negative). Zero rate when the times make no slope.
+CpuDecodeRate cpu_decode_rate(double blob_bytes, double t1, int c, double tc);
 
 // Pieces for the host route: K minimizing transfer_s / K + K * sync_s (the
 // exposed part of a transfer cut in K pieces plus their syncs), at least 1,

@@ -2,6 +2,10 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "core/error.h"
 
@@ -26,32 +30,49 @@ int64_t range_begin(int64_t n, int r, int i) {
   return i * base + std::min<int64_t>(i, extra);
 }
 
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
+ThreadPool::ThreadPool(int n_threads, int spin_us) : n_threads_(n_threads), spin_us_(spin_us) {
   if (n_threads < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "thread pool: n_threads must be >= 1, got {}", n_threads);
+  if (spin_us < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "thread pool: spin_us must be >= 0, got {}", spin_us);
   workers_.reserve(n_threads - 1);
   try {
     for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
   } catch (...) {
     // Join what started before reporting, so no thread outlives the pool.
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
+    stop();
     fail(STRATA_ERR_OUT_OF_MEMORY, "thread pool: cannot start {} threads", n_threads);
   }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop(); }
+
+void ThreadPool::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
+}
+
+template <class Pred>
+bool ThreadPool::spin_until(Pred pred) const {
+  if (spin_us_ == 0) return pred();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return pred();
+  }
 }
 
 void ThreadPool::run_range(int index) {
@@ -65,18 +86,21 @@ void ThreadPool::run_range(int index) {
 
 void ThreadPool::worker_main(int index) {
   uint64_t seen = 0;
+  auto ready = [&] {
+    return stop_.load(std::memory_order_acquire) || job_.load(std::memory_order_acquire) >> 32 != seen >> 32;
+  };
   for (;;) {
-    {
+    if (!spin_until(ready)) {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (index >= n_ranges_) continue;  // this job has fewer ranges than threads
+      wake_.wait(lock, ready);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = job_.load(std::memory_order_acquire);
+    if (index >= static_cast<int>(seen & 0xffffffffu)) continue;  // this job has fewer ranges than threads
     run_range(index);
-    {
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard lock(mutex_);  // the caller may be between its check and its sleep
+      done_.notify_one();
     }
   }
 }
@@ -90,22 +114,24 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   std::lock_guard call_lock(call_mutex_);
   const int n_ranges = static_cast<int>(std::min<int64_t>(n, n_threads_));
+  fn_ = &fn;
+  n_ = n;
+  n_ranges_ = n_ranges;
+  errors_.assign(n_ranges, nullptr);
+  pending_.store(n_ranges - 1, std::memory_order_relaxed);  // range 0 runs on the caller
   {
-    std::lock_guard lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    n_ranges_ = n_ranges;
-    errors_.assign(n_ranges, nullptr);
-    pending_ = n_ranges - 1;  // range 0 runs on the caller
-    ++generation_;
+    std::lock_guard lock(mutex_);  // a worker deciding to sleep sees the bump or gets the notify
+    const uint64_t generation = (job_.load(std::memory_order_relaxed) >> 32) + 1;
+    job_.store(generation << 32 | static_cast<uint32_t>(n_ranges), std::memory_order_release);
   }
   wake_.notify_all();
   run_range(0);
-  {
+  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(done)) {
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    fn_ = nullptr;
+    done_.wait(lock, done);
   }
+  fn_ = nullptr;
   for (auto& e : errors_) {
     if (e) std::rethrow_exception(e);
   }

@@ -4,14 +4,20 @@
 #include <memory>
 #include <vector>
 
+#include "core/cost.h"
 #include "core/executor.h"
-#include "core/model.h"
 #include "core/expert_store.h"
+#include "core/model.h"
 #include "core/partition.h"
-#include "cuda/memory.h"
 #include "core/quant.h"
+#include "cuda/memory.h"
 
 namespace strata::cuda {
+
+// Decode's CPU pool (the CPU's share of streamed experts) polls this long for
+// its next dispatch before sleeping: longer than a layer's step, so the pool
+// stays awake through a decode (a wake-up of every worker costs tens of us).
+inline constexpr int kCpuDecodeSpinUs = 2000;
 
 // A matrix (or a 3-D expert tensor) in device memory, as GGUF lays it out.
 struct DeviceTensor {
@@ -46,7 +52,7 @@ struct DeviceWeights {
   std::unique_ptr<core::StageExperts> experts;
   HostBuffer arena;
   double link_GBps = 0;  // pinned host-to-device copies, measured at load
-  double cpu_GBps = 0;   // expert weights the CPU computes through per second (decode rows), measured at load
+  core::CpuDecodeRate cpu;  // the CPU's cost of decode rows through streamed experts, measured at load
   uint64_t generation = 0;  // residency changes so far (adaptive residency): executors re-read `blobs` when it moves
   int peer_device = -1;     // the model's peer_device (a CUDA ordinal): sessions stream a share of the experts there
 };

@@ -142,14 +142,14 @@ class CudaExecutor final : public core::Executor {
       stream_.synchronize();
       // Decode computes part of the streamed experts on the CPU, from the arena.
       arena_ptrs_ = core::arena_pointers(*w_.experts, w_.arena.as<uint8_t>());
-      cpu_pool_ = std::make_unique<core::ThreadPool>(model.n_threads());
+      cpu_pool_ = std::make_unique<core::ThreadPool>(model.n_threads(), kCpuDecodeSpinUs);
       h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float));
       h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
       // A fixed share, or the cost model's count per step (decode_cpu_experts); with the rates measured
       // here the model may find no count that pays, and then decode never brings the activations down.
       cpu_share_ = o.decode_cpu_share;
       const auto blob = static_cast<double>(core::max_blob_bytes(*w_.experts));
-      if (cpu_share_ < 0 && core::decode_cpu_experts(c_.n_expert_used, blob, w_.link_GBps, w_.cpu_GBps) == 0)
+      if (cpu_share_ < 0 && cpu_experts_for(c_.n_expert_used, blob) == 0)
         cpu_share_ = 0;
       peer_terms_.share = o.peer_share;
       peer_terms_.f32 = o.peer_f32;
@@ -608,8 +608,7 @@ class CudaExecutor final : public core::Executor {
         const auto n = static_cast<int32_t>(routed.size());
         const auto n_cpu = static_cast<size_t>(
             cpu_share_ > 0 ? std::lround(cpu_share_ * n)
-                           : core::decode_cpu_experts(n, static_cast<double>(x.layouts[il].bytes), w_.link_GBps,
-                                                      w_.cpu_GBps));
+                           : cpu_experts_for(n, static_cast<double>(x.layouts[il].bytes)));
         on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
         routed.resize(routed.size() - n_cpu);
       }
@@ -786,6 +785,12 @@ class CudaExecutor final : public core::Executor {
 
   // Decode rows of streamed experts computed on the host (overlapping the
   // GPU's work on the others) and sent up into their rows of y_.
+  // The cost model's CPU count of a layer's n routed streamed experts.
+  int32_t cpu_experts_for(int32_t n, double blob_bytes) const {
+    return core::decode_cpu_experts(n, blob_bytes, w_.link_GBps, w_.cpu.GBps,
+                                    w_.cpu.fixed_s + core::kCpuDecodeTransferS);
+  }
+
   void cpu_experts(int32_t il, const prefill::RowTable& table, const std::vector<int32_t>& experts) {
     const core::LayerWeights& l = model_.weights().layers[plan_.first_layer + il];
     core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);

@@ -246,17 +246,32 @@ TEST_CASE("cost: predicted two-card gains on 2x H200, PCIe Gen5 at 55 GB/s each"
 TEST_CASE("cost: hybrid decode gives the CPU experts only where it beats the ring with its fixed cost") {
   using strata::core::decode_cpu_experts;
   const double blob = 2.65e6;  // one qwen3-30b-a3b Q4_K expert
-  // The H200 machine: 55.3 GB/s link, the CPU at 8.1 GB/s of weights: one expert on the CPU (0.33 ms + the
-  // fixed cost) takes longer than the ring's seven (0.34 ms): none.
-  CHECK(decode_cpu_experts(8, blob, 55.3, 8.1) == 0);
+  // The H200 machine: 55.3 GB/s link, the CPU at 8.1 GB/s of weights: one expert on the CPU (0.33 ms + a
+  // fixed 70 us) takes longer than the ring's seven (0.34 ms): none.
+  CHECK(decode_cpu_experts(8, blob, 55.3, 8.1, 70e-6) == 0);
   // Without the fixed cost the rates alone would give it one.
   CHECK(decode_cpu_experts(8, blob, 55.3, 8.1, 0.0) == 1);
   // A slow link (12 GB/s: 0.22 ms a blob): three on the CPU, max(5 x 0.22, 3 x 0.327 + 0.07) = 1.10 ms against
   // 1.77 ms for the ring alone; four would leave the CPU last (1.38 ms).
-  CHECK(decode_cpu_experts(8, blob, 12.0, 8.1) == 3);
+  CHECK(decode_cpu_experts(8, blob, 12.0, 8.1, 70e-6) == 3);
   // A CPU as fast as the link takes about half.
   CHECK(decode_cpu_experts(8, blob, 20.0, 20.0, 0.0) == 4);
-  CHECK(decode_cpu_experts(0, blob, 12.0, 8.1) == 0);
-  CHECK(decode_cpu_experts(8, blob, 12.0, 0.0) == 0);
-  CHECK(decode_cpu_experts(8, blob, 0.0, 8.1) == 0);
+  CHECK(decode_cpu_experts(0, blob, 12.0, 8.1, 0.0) == 0);
+  CHECK(decode_cpu_experts(8, blob, 12.0, 0.0, 0.0) == 0);
+  CHECK(decode_cpu_experts(8, blob, 0.0, 8.1, 0.0) == 0);
+}
+
+TEST_CASE("cost: the CPU's decode rate and fixed cost from one expert and from several at once") {
+  using strata::core::cpu_decode_rate;
+  const double blob = 2.65e6;
+  // 1 expert 100 us, 4 experts 220 us: 40 us an expert (66.25 GB/s), 60 us fixed.
+  const strata::core::CpuDecodeRate r = cpu_decode_rate(blob, 100e-6, 4, 220e-6);
+  CHECK(r.GBps == Catch::Approx(66.25));
+  CHECK(r.fixed_s == Catch::Approx(60e-6));
+  // Noise that makes the slope steeper than t1: no negative fixed cost.
+  CHECK(cpu_decode_rate(blob, 30e-6, 4, 150e-6).fixed_s == 0.0);
+  // No slope, too few experts or no time: no rate (decode then gives the CPU nothing).
+  CHECK(cpu_decode_rate(blob, 100e-6, 4, 90e-6).GBps == 0.0);
+  CHECK(cpu_decode_rate(blob, 100e-6, 1, 220e-6).GBps == 0.0);
+  CHECK(cpu_decode_rate(blob, 0.0, 4, 220e-6).GBps == 0.0);
 }

@@ -31,10 +31,11 @@ std::vector<std::pair<int64_t, int64_t>> collect_ranges(ThreadPool& pool, int64_
 }  // namespace
 
 TEST_CASE("parallel_for covers [0, n) with min(n, threads) contiguous non-empty ranges") {
+  for (int spin_us : {0, 300})
   for (int threads : {1, 2, 3, 5}) {
-    ThreadPool pool(threads);
+    ThreadPool pool(threads, spin_us);
     for (int64_t n : {1, 2, 3, 4, 7, 100, 1001}) {
-      INFO("threads=" << threads << " n=" << n);
+      INFO("spin_us=" << spin_us << " threads=" << threads << " n=" << n);
       auto ranges = collect_ranges(pool, n);
       REQUIRE(ranges.size() == static_cast<size_t>(std::min<int64_t>(n, threads)));
       int64_t expect_begin = 0, smallest = n, largest = 0;
@@ -155,7 +156,34 @@ TEST_CASE("parallel_for without a pool runs one range on the caller") {
   CHECK(ranges.size() == 2);
 }
 
-TEST_CASE("ThreadPool rejects n_threads < 1") {
+TEST_CASE("ThreadPool rejects n_threads < 1 and a negative spin") {
   CHECK_THROWS_AS(ThreadPool(0), strata::core::Error);
   CHECK_THROWS_AS(ThreadPool(-2), strata::core::Error);
+  CHECK_THROWS_AS(ThreadPool(2, -1), strata::core::Error);
+}
+
+// Back-to-back jobs of alternating size: workers that sit a job out (n below
+// the thread count) must not take part in the next one early or late, whether
+// they poll (spinning) or sleep between jobs; exceptions still arrive.
+TEST_CASE("spinning and sleeping pools run thousands of short jobs exactly") {
+  for (int spin_us : {0, 50, 2000}) {
+    ThreadPool pool(4, spin_us);
+    std::vector<int> hits(7, 0);
+    int64_t wrong = 0;
+    for (int rep = 0; rep < 3000; ++rep) {
+      const int64_t n = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 7 : 3;
+      std::fill(hits.begin(), hits.end(), 0);
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i] += 1;
+      });
+      for (int64_t i = 0; i < 7; ++i) wrong += hits[i] == (i < n ? 1 : 0) ? 0 : 1;
+      if (rep % 500 == 7)
+        CHECK_THROWS_WITH(pool.parallel_for(4, [](int64_t b, int64_t) {
+                            if (b == 3) throw std::runtime_error("last");
+                          }),
+                          "last");
+    }
+    INFO("spin_us=" << spin_us);
+    CHECK(wrong == 0);  // elements run other than once (or run outside [0, n))
+  }
 }
