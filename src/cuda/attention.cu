@@ -7,6 +7,7 @@
 #include "cuda/attention_mma.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/memory.h"
 
 namespace strata::cuda {
 namespace {
@@ -15,48 +16,6 @@ using attn::kDecodeMaxSplits;
 using attn::Params;
 
 constexpr int kPromptRowsPerWarp = 8;
-constexpr int kMergeThreads = 128;
-
-// One block per output row: combines the splits' partial sums in ascending
-// split order, each scaled to the common max. The number of splits comes
-// from the device n_kv as in the attention kernel; with one split (or an
-// n_kv outside [1, max_kv]) that kernel has written the rows itself.
-static __global__ void attention_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                                              float* __restrict__ out, int64_t rows_all, int dv,
-                                              const int32_t* __restrict__ n_kv_dev, int32_t max_kv) {
-  static_assert(kDecodeMaxSplits <= kWarp, "one lane per split");
-  __shared__ float factor[kDecodeMaxSplits], lsum[kDecodeMaxSplits];
-  __shared__ float inv_total;
-  const int32_t n_kv = *n_kv_dev;
-  if (n_kv < 1 || n_kv > max_kv) return;
-  int64_t keys_per_split = 0;
-  int n_split = 0;
-  attn::decode_split(n_kv, keys_per_split, n_split);
-  if (n_split == 1) return;
-  const int64_t row = blockIdx.x;
-  if (threadIdx.x < kWarp) {
-    // Lane s reads split s's (max, sum) (all loads at once); lane 0 adds the scaled sums in split order.
-    const int s = threadIdx.x;
-    const float ms = s < n_split ? part_ml[(s * rows_all + row) * 2] : -INFINITY;
-    const float mx = warp_max(ms);
-    if (s < n_split) {
-      factor[s] = ms == -INFINITY ? 0.0f : expf(ms - mx);
-      lsum[s] = part_ml[(s * rows_all + row) * 2 + 1];
-    }
-    __syncwarp();
-    if (s == 0) {
-      float total = 0.0f;
-      for (int i = 0; i < n_split; ++i) total += lsum[i] * factor[i];
-      inv_total = 1.0f / total;
-    }
-  }
-  __syncthreads();
-  for (int col = threadIdx.x; col < dv; col += kMergeThreads) {
-    float acc = 0.0f;
-    for (int s = 0; s < n_split; ++s) acc += factor[s] * part_o[(s * rows_all + row) * dv + col];
-    out[row * dv + col] = acc * inv_total;
-  }
-}
 
 // Smallest power of two >= x.
 int pow2_at_least(int64_t x) {
@@ -161,9 +120,21 @@ void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceV
   prompt("attention_prompt_f16", q, k, v, n_head, T, pos0, scale, out, false, stream);
 }
 
+// The decode workspace: merge counters (n_head of them, at least one a
+// (row tile, kv head), padded to 16 bytes), then the ranges' (max, sum)
+// pairs, then their unnormalized rows.
+size_t merge_count_bytes(int n_head) { return (static_cast<size_t>(n_head) * sizeof(unsigned) + 15) / 16 * 16; }
+
 size_t attention_decode_workspace_bytes(int n_head, int head_dim_v) {
-  return static_cast<size_t>(kDecodeMaxSplits) * static_cast<size_t>(n_head) *
-         (static_cast<size_t>(head_dim_v) + 2) * sizeof(float);
+  return merge_count_bytes(n_head) + static_cast<size_t>(kDecodeMaxSplits) * static_cast<size_t>(n_head) *
+                                         (static_cast<size_t>(head_dim_v) + 2) * sizeof(float);
+}
+
+void attention_decode_workspace_init(void* workspace, int n_head, cudaStream_t stream) {
+  require_stream(stream, "attention_decode_workspace_init");
+  require(workspace != nullptr && n_head >= 1, "attention_decode_workspace_init", "a workspace and n_head >= 1",
+          {{"n_head", n_head}});
+  memset_async(workspace, 0, merge_count_bytes(n_head), stream);
 }
 
 void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, const int32_t* n_kv,
@@ -181,9 +152,11 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
   // choose the split from the device n_kv (attn::decode_split).
   const int grid_splits = attn::decode_max_splits(max_kv);
   p.n_split = grid_splits;
-  // Rows of a block = the query heads of one kv head, spread over the warps.
-  const int rows_per_warp = pow2_at_least(ceil_div(p.group, attn::kWarps));
-  const int R = rows_per_warp < 8 ? rows_per_warp : 8;
+  // One query head a warp: a group of more than kWarps query heads takes
+  // several blocks per (kv head, split), each loading the tiles. A lone token
+  // leaves most SMs idle, so more blocks with half the work each finish
+  // sooner than fewer that share the loads.
+  const int R = 1;
   if (grid_splits == 1) {
     run(p, k.type, R, stream);
     return;
@@ -192,12 +165,10 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
   require(workspace != nullptr && workspace_bytes >= need, "attention_decode",
           "a workspace of attention_decode_workspace_bytes(n_head, head_dim_v)",
           {{"bytes", static_cast<int64_t>(workspace_bytes)}, {"need", static_cast<int64_t>(need)}});
-  p.part_ml = static_cast<float*>(workspace);
+  p.merge_count = static_cast<unsigned*>(workspace);
+  p.part_ml = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + merge_count_bytes(n_head));
   p.part_o = p.part_ml + static_cast<size_t>(grid_splits) * n_head * 2;
   run(p, k.type, R, stream);
-  attention_merge_kernel<<<static_cast<unsigned>(n_head), kMergeThreads, 0, stream>>>(p.part_o, p.part_ml, out, n_head,
-                                                                                     v.head_dim, n_kv, max_kv);
-  launch_check("attention_merge_kernel", stream);
 }
 
 }  // namespace strata::cuda

@@ -51,16 +51,19 @@ void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceV
 // every position). max_kv, the largest n_kv the call may meet (1..n_ctx),
 // sizes the grid and nothing else. The keys are split into up to 32 ranges of
 // at least 64 keys (one tile) computed by separate blocks (flash-decoding), all in F32;
-// when there are several, a second kernel merges them in ascending order. The
-// split depends only on n_kv (blocks past the ranges it needs exit at once),
-// so a given input gives the same bits whatever max_kv and from run to run. A
-// device n_kv outside [1, max_kv] gives NaN rows. `workspace` is device memory
-// of at least attention_decode_workspace_bytes(n_head, v.head_dim) bytes
-// (unused, and may be null, when max_kv <= 64); nothing in it is kept
-// from one call to the next.
+// when there are several, the block that finishes a group's ranges last
+// merges them in ascending order (one launch). The split depends only on
+// n_kv (blocks past the ranges it needs exit at once), so a given input gives
+// the same bits whatever max_kv and from run to run. A device n_kv outside
+// [1, max_kv] gives NaN rows. `workspace` is device memory of at least
+// attention_decode_workspace_bytes(n_head, v.head_dim) bytes (unused, and may
+// be null, when max_kv <= 64), prepared once by
+// attention_decode_workspace_init (its merge counters zeroed); each call
+// leaves it prepared for the next on the same stream.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for a null n_kv, max_kv outside
 // [1, n_ctx] or a workspace that is too small, as above otherwise.
 size_t attention_decode_workspace_bytes(int n_head, int head_dim_v);
+void attention_decode_workspace_init(void* workspace, int n_head, cudaStream_t stream);
 void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, const int32_t* n_kv,
                       int32_t max_kv, float scale, float* out, void* workspace, size_t workspace_bytes,
                       cudaStream_t stream);

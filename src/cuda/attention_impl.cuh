@@ -54,6 +54,9 @@ struct Params {
   // [1, max_kv] gives NaN rows.
   const int32_t* n_kv_dev;
   int32_t max_kv;
+  // Decode with several ranges: one counter per (row tile, kv head), zero
+  // between calls; the block that finishes a tile's ranges last merges them.
+  unsigned* merge_count;
 };
 
 // The decode split of n_kv keys: ranges of whole tiles, at least
@@ -160,6 +163,49 @@ __device__ void load_kv_tile(float* dst, const void* data, const float* scales, 
     const int j = idx / d, i = idx % d;
     const float val = j < n_valid ? kv_elem<KT>(data, scales, (j0 + j) * n_head_kv + hk, d, i) : 0.0f;
     dst[kTransposed ? i * kKtStride + j : j * d + i] = val;
+  }
+}
+
+// Output row orow from the n_split (<= 32) ranges' partials, by one warp:
+// each range's sums scaled to the common max, added in ascending range
+// order, divided by the scaled total. Reads through L2 (other blocks wrote them).
+template <int VPL>
+__device__ void merge_row(const Params& p, int64_t orow, int64_t rows_all, int n_split, int lane) {
+  const int dv = p.dv;
+  const float ms = lane < n_split ? __ldcg(p.part_ml + (lane * rows_all + orow) * 2) : -INFINITY;
+  const float ls = lane < n_split ? __ldcg(p.part_ml + (lane * rows_all + orow) * 2 + 1) : 0.0f;
+  const float mx = warp_max(ms);
+  const float f = ms == -INFINITY ? 0.0f : expf(ms - mx);
+  float total = 0.0f, acc[VPL];
+#pragma unroll
+  for (int c = 0; c < VPL; ++c) acc[c] = 0.0f;
+  constexpr int kBatch = 8;  // ranges whose loads are in flight together (L2 latency, not bandwidth, bounds this)
+  for (int s0 = 0; s0 < n_split; s0 += kBatch) {
+    float part[kBatch][VPL];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const float* src = p.part_o + ((s0 + b) * rows_all + orow) * dv;
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) {
+        const int col = lane + c * kWarp;
+        part[b][c] = s0 + b < n_split && col < dv ? __ldcg(src + col) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const float fs = __shfl_sync(kFullMask, f, (s0 + b) % kWarp);
+      const float lb = __shfl_sync(kFullMask, ls, (s0 + b) % kWarp);
+      if (s0 + b >= n_split) break;  // the same for the whole warp
+      total = __fadd_rn(total, __fmul_rn(lb, fs));
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) acc[c] = __fadd_rn(acc[c], __fmul_rn(fs, part[b][c]));
+    }
+  }
+  const float inv_total = 1.0f / total;
+#pragma unroll
+  for (int c = 0; c < VPL; ++c) {
+    const int col = lane + c * kWarp;
+    if (col < dv) p.out[orow * dv + col] = __fmul_rn(acc[c], inv_total);
   }
 }
 
@@ -358,6 +404,29 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
         p.part_ml[prow * 2 + 1] = l[rr];
       }
     }
+  }
+  if (n_split == 1 || p.merge_count == nullptr) return;
+
+  // Flash-decoding's merge, in the block that finishes its tile's ranges
+  // last (the others' partials are visible to it: each block fences its
+  // writes before it counts). It leaves the counter at zero for the next call.
+  __shared__ bool merge_here;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* count = p.merge_count + static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+    merge_here = atomicAdd(count, 1u) == static_cast<unsigned>(n_split - 1);
+    if (merge_here) *count = 0;
+  }
+  __syncthreads();
+  if (!merge_here) return;
+  __threadfence();
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int64_t gr = r0 + warp * R + rr;
+    if (gr >= rows_total) continue;  // the same for the whole warp
+    const int64_t orow = (gr / p.group) * p.n_head + hk * p.group + gr % p.group;
+    merge_row<VPL>(p, orow, rows_all, n_split, lane);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/cpu/moe.h"
@@ -128,6 +129,7 @@ class CudaExecutor final : public core::Executor {
     tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
     dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
+    attention_decode_workspace_init(dec_ws_.data(), c_.n_head, stream_.get());
     h_tok_pos_ = HostBuffer(static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
     h_ids_ = HostBuffer(static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     h_table_ = HostBuffer(static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
@@ -276,6 +278,7 @@ class CudaExecutor final : public core::Executor {
     cudaStream_t s = stream_.get();
     const int32_t* d_tok = tok_pos_.as<int32_t>();
     const int32_t* d_pos = d_tok + T;
+    attn_norm_done_ = false;  // a chunk that failed mid-way may have left it set
     if (plan_.has_embd) {
       get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
       timer_.mark(s, &times.other_ms);
@@ -389,13 +392,14 @@ class CudaExecutor final : public core::Executor {
     cudaStream_t s = stream_.get();
     float* x = x_.as<float>();
     float* xn = xn_.as<float>();
-    const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
     float* q = q_.as<float>();
     float* k = k_.as<float>();
     float* v = v_.as<float>();
-    if (q8a(l.wq) && q8a(l.wk) && q8a(l.wv)) {
-      // norm(x) quantized once for the three (the same Q8A rows each matmul would make), in the norm's launch.
-      rmsnorm_q8a(x, l.attn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
+    if (attention_q8a(l)) {
+      // norm(x) quantized once for the three (the same Q8A rows each matmul would make), in the norm's launch,
+      // or already in the previous layer's combine.
+      if (!std::exchange(attn_norm_done_, false))
+        rmsnorm_q8a(x, l.attn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
       if (T == 1 && l.wqkv.data != nullptr) {
         // One launch for the three: the row q | k | v.
         matmul_act(l.wqkv, xq_.data(), 1, q);
@@ -476,11 +480,23 @@ class CudaExecutor final : public core::Executor {
       moe_experts_prompt(experts, table_view(T), xn, xq, scratch(), y_.as<float>(), s);
     }
     timer_.mark(s, &times.expert_ms);
-    if (sharing_)
+    if (sharing_) {
       share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x_.as<float>(), s);
-    else
+    } else if (il + 1 < plan_.n_layers && attention_q8a(w_.layers[il + 1])) {
+      // The next layer's attention norm in the combine's launch.
+      moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), w_.layers[il + 1].attn_norm,
+                              xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
+      attn_norm_done_ = true;
+    } else {
       moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
+    }
     timer_.mark(s, &times.combine_ms);
+  }
+
+  // Whether attention() reads norm(x) as Q8A rows (all of Q, K, V quantized).
+  static bool attention_q8a(const DeviceLayer& l) {
+    const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
+    return q8a(l.wq) && q8a(l.wk) && q8a(l.wv);
   }
 
   // The row table is a host plan (prefill/row_table): the router's choices come down (a sync), the table goes up.
@@ -843,6 +859,7 @@ class CudaExecutor final : public core::Executor {
   Stream stream_;
   PhaseTimer timer_;
   bool graphs_on_ = false;
+  bool attn_norm_done_ = false;  // the previous layer's combine left the next attention's norm in xn_ / xq_
   std::vector<DecodeGraph> graphs_;
   std::vector<LayerKv> kv_;
   uint64_t kv_bytes_ = 0;

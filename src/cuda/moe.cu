@@ -1,10 +1,11 @@
 // MoE pieces on the device: router top-k, SwiGLU, slot-order combine and peer sums, residual add, row gather/scatter.
-#include <climits>
+#include <cstdint>
 #include <cmath>
 
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/moe.cuh"
+#include "cuda/moe_rows.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -20,13 +21,6 @@ constexpr int kRowThreads = 256;
 // (value, id) ranks before (other_value, other_id): larger value first, equal values lower id first.
 __device__ __forceinline__ bool ranks_before(float v, int id, float ov, int oid) {
   return v > ov || (v == ov && id < oid);
-}
-
-// Whether candidate (v, id) should replace the current best (bv, bid), where
-// bid == INT_MAX means none yet: any candidate beats none, so a NaN logit
-// still yields a valid expert id (with a NaN weight) instead of no id.
-__device__ __forceinline__ bool replaces(float v, int id, float bv, int bid) {
-  return id != INT_MAX && (bid == INT_MAX || ranks_before(v, id, bv, bid));
 }
 
 // F32 sum of x[0..n) in ascending order, as the CPU oracle adds.
@@ -45,8 +39,20 @@ __device__ void softmax_serial(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = __fdiv_rn(x[i], s);
 }
 
-// One warp per token. Shared memory per warp: p[n_expert], taken[n_expert],
-// then sel_id[k], sel_w[k].
+// Order-preserving key of a selection value: larger value, larger key; -0
+// and +0 equal; NaN (which the CPU oracle refuses) below every number, so
+// it still yields a valid id; 0 means no candidate.
+__device__ __forceinline__ unsigned select_key(float v) {
+  if (v != v) return 1u;
+  const unsigned b = __float_as_uint(v == 0.0f ? 0.0f : v);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+// One warp per token, kPerLane values a lane in registers (expert lane + 32 j).
+// Shared memory per warp: p[n_expert] (the ascending softmax sum), then
+// sel_id[k], sel_w[k]. Each of the k rounds takes the best untaken value
+// with two warp reductions (largest key, then lowest id among equal keys).
+template <int kPerLane>
 static __global__ void route_topk_kernel(const float* __restrict__ logits, int64_t T, int n_expert, int k,
                                          RouterMode mode, int32_t* __restrict__ ids, float* __restrict__ weights,
                                          int warp_bytes) {
@@ -58,52 +64,63 @@ static __global__ void route_topk_kernel(const float* __restrict__ logits, int64
   float* p = reinterpret_cast<float*>(base);
   int32_t* sel_id = reinterpret_cast<int32_t*>(p + n_expert);
   float* sel_w = reinterpret_cast<float*>(sel_id + k);
-  unsigned char* taken = reinterpret_cast<unsigned char*>(sel_w + k);
 
   const float* x = logits + t * n_expert;
+  float v[kPerLane];
   float m = -INFINITY;
-  for (int i = lane; i < n_expert; i += kWarp) {
-    p[i] = x[i];
-    taken[i] = 0;
-    m = fmaxf(m, x[i]);
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    const int i = lane + j * kWarp;
+    v[j] = i < n_expert ? x[i] : -INFINITY;
+    m = fmaxf(m, v[j]);
   }
-  m = warp_max(m);
   if (mode != RouterMode::TopkSoftmax) {
-    for (int i = lane; i < n_expert; i += kWarp) p[i] = expf(__fsub_rn(p[i], m));
+    m = warp_max(m);
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      const int i = lane + j * kWarp;
+      if (i < n_expert) p[i] = v[j] = expf(__fsub_rn(v[j], m));
+    }
     __syncwarp();
     float s = 0.0f;
-    if (lane == 0) s = sum_ascending(p, n_expert);
+    if (lane == 0) {  // ascending order, as the CPU adds; loads batched ahead of the dependent adds
+      int i = 0;
+      for (; i + 8 <= n_expert; i += 8) {
+        float b[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) b[u] = p[i + u];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) s = __fadd_rn(s, b[u]);
+      }
+      for (; i < n_expert; ++i) s = __fadd_rn(s, p[i]);
+    }
     s = __shfl_sync(kFullMask, s, 0);
-    for (int i = lane; i < n_expert; i += kWarp) p[i] = __fdiv_rn(p[i], s);
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) v[j] = __fdiv_rn(v[j], s);
+  }
+
+  uint64_t taken = 0;  // bit j: v[j] selected
+  for (int r = 0; r < k; ++r) {
+    unsigned best = 0;
+    int best_j = 0;
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      const unsigned key = (lane + j * kWarp < n_expert && !(taken >> j & 1u)) ? select_key(v[j]) : 0u;
+      if (key > best) best = key, best_j = j;  // strict: equal keys keep the lower id
+    }
+    const unsigned top = __reduce_max_sync(kFullMask, best);
+    const unsigned id = __reduce_min_sync(kFullMask, best == top ? static_cast<unsigned>(lane + best_j * kWarp) : ~0u);
+    if (lane == static_cast<int>(id % kWarp)) {
+      float w = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kPerLane; ++j)
+        if (j == static_cast<int>(id / kWarp)) w = v[j];
+      taken |= uint64_t{1} << (id / kWarp);
+      sel_id[r] = static_cast<int32_t>(id);
+      sel_w[r] = w;
+    }
   }
   __syncwarp();
-
-  // k rounds of a warp-wide arg-best over the experts not yet taken.
-  for (int j = 0; j < k; ++j) {
-    float bv = -INFINITY;
-    int bid = INT_MAX;
-    for (int i = lane; i < n_expert; i += kWarp) {
-      if (!taken[i] && replaces(p[i], i, bv, bid)) {
-        bv = p[i];
-        bid = i;
-      }
-    }
-#pragma unroll
-    for (int o = kWarp / 2; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(kFullMask, bv, o);
-      const int oid = __shfl_xor_sync(kFullMask, bid, o);
-      if (replaces(ov, oid, bv, bid)) {
-        bv = ov;
-        bid = oid;
-      }
-    }
-    if (lane == 0) {
-      sel_id[j] = bid;
-      sel_w[j] = bv;
-      taken[bid] = 1;
-    }
-    __syncwarp();
-  }
 
   if (lane != 0) return;
   switch (mode) {
@@ -142,26 +159,6 @@ static __global__ void swiglu_kernel(const float* gate, const float* up, float* 
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float g = gate[i];
     out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
-  }
-}
-
-// acc[j] = sum over slot = 0..k-1, in that order, of w * y[row][i + j] for
-// the rows of token t whose peer flag is `peer` (every row when peer_row is
-// null), F32 from 0 without fused operations: the CPU's combine order. Rows
-// of the other card are not read.
-template <int V>
-__device__ __forceinline__ void slot_sums(const float* __restrict__ y, const float* __restrict__ w,
-                                          const uint8_t* __restrict__ peer_row, bool peer, int64_t t, int k,
-                                          int64_t n, int64_t i, float (&acc)[V]) {
-#pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = 0.0f;
-  for (int s = 0; s < k; ++s) {
-    const int64_t r = t * k + s;
-    if (peer_row && (peer_row[r] != 0) != peer) continue;
-    const float ws = w[r];
-    const float* yr = y + r * n + i;
-#pragma unroll
-    for (int j = 0; j < V; ++j) acc[j] = __fadd_rn(acc[j], __fmul_rn(ws, yr[j]));
   }
 }
 
@@ -244,12 +241,21 @@ void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::
   require(mode == RouterMode::SoftmaxTopkNorm || mode == RouterMode::SoftmaxTopk || mode == RouterMode::TopkSoftmax,
           "route_topk", "a known router mode", {{"mode", static_cast<int64_t>(mode)}});
   if (T == 0) return;
-  const int warp_bytes = static_cast<int>(ceil_div(static_cast<int64_t>(n_expert) * 5 + k * 8, 16) * 16);
+  const int warp_bytes = static_cast<int>(ceil_div(static_cast<int64_t>(n_expert) * 4 + k * 8, 16) * 16);
   const int warps = kRouterWarps * warp_bytes <= kDefaultSmem ? kRouterWarps : 1;  // <= 48 KiB either way
   const auto blocks = ceil_div(T, warps);
   require(blocks <= INT32_MAX, "route_topk", "T < 2^31 blocks", {{"T", T}});
-  route_topk_kernel<<<static_cast<unsigned>(blocks), warps * kWarp, warps * warp_bytes, stream>>>(
-      logits, T, n_expert, k, mode, ids, weights, warp_bytes);
+  auto launch = [&](auto kernel) {
+    kernel<<<static_cast<unsigned>(blocks), warps * kWarp, warps * warp_bytes, stream>>>(logits, T, n_expert, k, mode,
+                                                                                         ids, weights, warp_bytes);
+  };
+  if (n_expert <= 4 * kWarp) {
+    launch(route_topk_kernel<4>);
+  } else if (n_expert <= 16 * kWarp) {
+    launch(route_topk_kernel<16>);
+  } else {
+    launch(route_topk_kernel<kMaxExperts / kWarp>);
+  }
   launch_check("route_topk_kernel", stream);
 }
 

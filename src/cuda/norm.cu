@@ -1,6 +1,7 @@
 // RMSNorm on the device: rows of F32, also per head (rows = T * n_head, n = head_dim) for the Q/K norms.
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/moe_rows.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/quantize_warp.cuh"
 
@@ -56,14 +57,26 @@ static __global__ void rmsnorm_block_kernel(const float* x, const float* __restr
 // rmsnorm_block_kernel (the first kBlockRowThreads threads) computes it, then every warp scales whole 32-value
 // blocks and quantizes them as quantize_q8a_kernel does (the max is exact in any order, the sum an exact integer).
 // The wide block keeps a decode row's quantization short: 2 blocks a warp for 2048 values.
+// kCombine: first x += the row's slot sums of y (moe_combine_kernel's arithmetic), written back, then the norm
+// of the new x; otherwise y_slots and slot_w are unused and x is only read.
+template <bool kCombine>
 static __global__ void __launch_bounds__(kQ8aThreads)
-    rmsnorm_q8a_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
-                       core::BlockQ8A* __restrict__ yq, int64_t n, float eps) {
+    rmsnorm_q8a_kernel(float* x, const float* __restrict__ y_slots, const float* __restrict__ slot_w, int k,
+                       const float* __restrict__ w, float* __restrict__ y, core::BlockQ8A* __restrict__ yq, int64_t n,
+                       float eps) {
   __shared__ float partial[kBlockRowThreads / kWarp];
   __shared__ float scale;
   const int64_t row = blockIdx.x;
-  const float* xr = x + row * n;
+  float* xr = x + row * n;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  if constexpr (kCombine) {
+    for (int64_t i = threadIdx.x; i < n; i += kQ8aThreads) {
+      float acc[1];
+      slot_sums<1>(y_slots, slot_w, nullptr, false, row, k, n, i, acc);
+      xr[i] = __fadd_rn(xr[i], acc[0]);
+    }
+    __syncthreads();  // the block's writes of x are visible to its reads below
+  }
   if (n <= kSmallRowMax) {
     if (warp == 0) {
       float ss = 0.0f;
@@ -105,7 +118,20 @@ void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, i
   require(rows >= 0 && rows <= INT32_MAX && n >= 32 && n % 32 == 0 && x != y, "rmsnorm_q8a",
           "0 <= rows < 2^31, n a multiple of 32, y not x", {{"rows", rows}, {"n", n}});
   if (rows == 0) return;
-  rmsnorm_q8a_kernel<<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, w, y, yq, n, eps);
+  // The kernel only reads x without kCombine.
+  rmsnorm_q8a_kernel<false><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(
+      const_cast<float*>(x), nullptr, nullptr, 0, w, y, yq, n, eps);
+  launch_check("rmsnorm_q8a_kernel", stream);
+}
+
+void moe_combine_rmsnorm_q8a(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
+                             core::BlockQ8A* yq, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  require_stream(stream, "moe_combine_rmsnorm_q8a");
+  require(rows >= 0 && rows <= INT32_MAX && k >= 1 && n >= 32 && n % 32 == 0 && x != y, "moe_combine_rmsnorm_q8a",
+          "0 <= rows < 2^31, k >= 1, n a multiple of 32, y not x", {{"rows", rows}, {"k", k}, {"n", n}});
+  if (rows == 0) return;
+  rmsnorm_q8a_kernel<true><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, y_slots, slot_w, k, w, y, yq,
+                                                                                     n, eps);
   launch_check("rmsnorm_q8a_kernel", stream);
 }
 

@@ -23,4 +23,10 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, 
 void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, int64_t rows, int64_t n, float eps,
                  cudaStream_t stream);
 
+// moe_combine(y_slots, slot_w, rows, k, n, x, x) then rmsnorm_q8a(x, w, y,
+// yq, rows, n, eps), bit for bit, in one launch: a layer's MoE output added
+// to the residual and the next layer's attention norm. Throws as those two.
+void moe_combine_rmsnorm_q8a(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
+                             core::BlockQ8A* yq, int64_t rows, int64_t n, float eps, cudaStream_t stream);
+
 }  // namespace strata::cuda

@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "core/cpu/ops.h"
 #include "core/error.h"
+#include "cuda/moe.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/quantize.cuh"
 #include "cuda/rope.cuh"
@@ -104,6 +105,44 @@ TEST_CASE("rmsnorm_q8a equals rmsnorm then quantize_q8a bit for bit") {
   CHECK_THROWS_AS(cuda::rmsnorm_q8a(none, none, none, no_q, 1, 48, 1e-6f, test_stream().get()), core::Error);
   float* some = reinterpret_cast<float*>(alignof(float) * 64);
   CHECK_THROWS_AS(cuda::rmsnorm_q8a(some, none, some, no_q, 1, 64, 1e-6f, test_stream().get()), core::Error);
+}
+
+TEST_CASE("moe_combine_rmsnorm_q8a equals moe_combine then rmsnorm_q8a bit for bit") {
+  struct Case {
+    int rows, k, n;
+  };
+  for (const Case c : {Case{1, 8, 2048}, Case{5, 8, 2048}, Case{3, 2, 256}, Case{2, 1, 4096}}) {
+    DYNAMIC_SECTION("rows=" << c.rows << " k=" << c.k << " n=" << c.n) {
+      test::Rng rng = test::rng_for(170 + c.n + c.rows + c.k);
+      const float eps = 1e-6f;
+      const std::vector<float> x = rng.vec(c.rows * c.n, 3.0f), w = rng.vec(c.n);
+      const std::vector<float> ys = rng.vec(c.rows * c.k * c.n, 2.0f), sw = rng.vec(c.rows * c.k, 1.0f);
+      const cuda::DeviceBuffer dw = test::to_device(w), dys = test::to_device(ys), dsw = test::to_device(sw);
+      cuda::DeviceBuffer rx = test::to_device(x), fx = test::to_device(x);
+      const size_t blocks = static_cast<size_t>(c.rows * c.n / 32);
+      cuda::DeviceBuffer ry = test::poisoned(x.size() * sizeof(float)), rq = test::poisoned(blocks * sizeof(core::BlockQ8A));
+      cuda::DeviceBuffer fy = test::poisoned(x.size() * sizeof(float)), fq = test::poisoned(blocks * sizeof(core::BlockQ8A));
+      cudaStream_t s = test_stream().get();
+      cuda::moe_combine(dys.as<float>(), dsw.as<float>(), c.rows, c.k, c.n, rx.as<float>(), rx.as<float>(), s);
+      cuda::rmsnorm_q8a(rx.as<float>(), dw.as<float>(), ry.as<float>(), rq.as<core::BlockQ8A>(), c.rows, c.n, eps, s);
+      cuda::moe_combine_rmsnorm_q8a(dys.as<float>(), dsw.as<float>(), c.k, fx.as<float>(), dw.as<float>(),
+                                    fy.as<float>(), fq.as<core::BlockQ8A>(), c.rows, c.n, eps, s);
+      const std::vector<float> got_x = test::to_host<float>(fx, x.size());
+      CHECK(test::bit_equal(got_x, test::to_host<float>(rx, x.size())));
+      CHECK_FALSE(test::bit_equal(got_x, x));  // the combine was added
+      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), test::to_host<float>(ry, x.size())));
+      CHECK(test::to_host<uint8_t>(fq, blocks * sizeof(core::BlockQ8A)) ==
+            test::to_host<uint8_t>(rq, blocks * sizeof(core::BlockQ8A)));
+    }
+  }
+  float* some = reinterpret_cast<float*>(alignof(float) * 64);
+  core::BlockQ8A* no_q = nullptr;
+  CHECK_THROWS_AS(cuda::moe_combine_rmsnorm_q8a(some, some, 0, some, some, some + 64, no_q, 1, 64, 1e-6f,
+                                                test_stream().get()),
+                  core::Error);
+  CHECK_THROWS_AS(cuda::moe_combine_rmsnorm_q8a(some, some, 8, some, some, some + 64, no_q, 1, 40, 1e-6f,
+                                                test_stream().get()),
+                  core::Error);
 }
 
 TEST_CASE("rmsnorm rejects bad shapes") {
