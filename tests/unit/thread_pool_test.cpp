@@ -31,23 +31,24 @@ std::vector<std::pair<int64_t, int64_t>> collect_ranges(ThreadPool& pool, int64_
 }  // namespace
 
 TEST_CASE("parallel_for covers [0, n) with min(n, threads) contiguous non-empty ranges") {
-  for (int spin_us : {0, 300})
-  for (int threads : {1, 2, 3, 5}) {
-    ThreadPool pool(threads, spin_us);
-    for (int64_t n : {1, 2, 3, 4, 7, 100, 1001}) {
-      INFO("spin_us=" << spin_us << " threads=" << threads << " n=" << n);
-      auto ranges = collect_ranges(pool, n);
-      REQUIRE(ranges.size() == static_cast<size_t>(std::min<int64_t>(n, threads)));
-      int64_t expect_begin = 0, smallest = n, largest = 0;
-      for (auto [b, e] : ranges) {
-        CHECK(b == expect_begin);
-        CHECK(e > b);
-        smallest = std::min(smallest, e - b);
-        largest = std::max(largest, e - b);
-        expect_begin = e;
+  for (int spin_us : {0, 300}) {
+    for (int threads : {1, 2, 3, 5}) {
+      ThreadPool pool(threads, spin_us);
+      for (int64_t n : {1, 2, 3, 4, 7, 100, 1001}) {
+        INFO("spin_us=" << spin_us << " threads=" << threads << " n=" << n);
+        auto ranges = collect_ranges(pool, n);
+        REQUIRE(ranges.size() == static_cast<size_t>(std::min<int64_t>(n, threads)));
+        int64_t expect_begin = 0, smallest = n, largest = 0;
+        for (auto [b, e] : ranges) {
+          CHECK(b == expect_begin);
+          CHECK(e > b);
+          smallest = std::min(smallest, e - b);
+          largest = std::max(largest, e - b);
+          expect_begin = e;
+        }
+        CHECK(expect_begin == n);
+        CHECK(largest - smallest <= 1);  // balanced split
       }
-      CHECK(expect_begin == n);
-      CHECK(largest - smallest <= 1);  // balanced split
     }
   }
 }
@@ -105,38 +106,42 @@ TEST_CASE("an exception in a range reaches the caller and the pool stays usable"
 }
 
 TEST_CASE("nested parallel_for runs inline instead of deadlocking") {
-  ThreadPool pool(2);
-  // Catch2 assertions are not thread-safe: record in the ranges, check after.
-  std::vector<int> hits(6 * 5, 0), inner_calls(6, 0);
-  pool.parallel_for(6, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      pool.parallel_for(5, [&](int64_t b2, int64_t e2) {
-        inner_calls[i] += 1;  // inline: one range over everything
-        for (int64_t j = b2; j < e2; ++j) hits[i * 5 + j] += 1;
-      });
-    }
-  });
-  for (int h : hits) CHECK(h == 1);
-  for (int c : inner_calls) CHECK(c == 1);
+  for (int spin_us : {0, 200}) {
+    ThreadPool pool(2, spin_us);
+    // Catch2 assertions are not thread-safe: record in the ranges, check after.
+    std::vector<int> hits(6 * 5, 0), inner_calls(6, 0);
+    pool.parallel_for(6, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        pool.parallel_for(5, [&](int64_t b2, int64_t e2) {
+          inner_calls[i] += 1;  // inline: one range over everything
+          for (int64_t j = b2; j < e2; ++j) hits[i * 5 + j] += 1;
+        });
+      }
+    });
+    for (int h : hits) CHECK(h == 1);
+    for (int c : inner_calls) CHECK(c == 1);
+  }
 }
 
 TEST_CASE("parallel_for from several caller threads at once") {
-  ThreadPool pool(3);
-  std::vector<int64_t> out_a(500, -1), out_b(500, -1);
-  auto fill = [&](std::vector<int64_t>& out, int64_t mul) {
-    for (int rep = 0; rep < 50; ++rep) {
-      pool.parallel_for(static_cast<int64_t>(out.size()), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = i * mul + rep;
-      });
+  for (int spin_us : {0, 200}) {
+    ThreadPool pool(3, spin_us);
+    std::vector<int64_t> out_a(500, -1), out_b(500, -1);
+    auto fill = [&](std::vector<int64_t>& out, int64_t mul) {
+      for (int rep = 0; rep < 50; ++rep) {
+        pool.parallel_for(static_cast<int64_t>(out.size()), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[i] = i * mul + rep;
+        });
+      }
+    };
+    std::thread ta([&] { fill(out_a, 2); });
+    std::thread tb([&] { fill(out_b, 3); });
+    ta.join();
+    tb.join();
+    for (int64_t i = 0; i < 500; ++i) {
+      CHECK(out_a[i] == i * 2 + 49);
+      CHECK(out_b[i] == i * 3 + 49);
     }
-  };
-  std::thread ta([&] { fill(out_a, 2); });
-  std::thread tb([&] { fill(out_b, 3); });
-  ta.join();
-  tb.join();
-  for (int64_t i = 0; i < 500; ++i) {
-    CHECK(out_a[i] == i * 2 + 49);
-    CHECK(out_b[i] == i * 3 + 49);
   }
 }
 
