@@ -76,8 +76,10 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   shape.n_ff_exp = c.n_ff_exp;
   shape.k = c.n_expert_used;
   shape.n_expert = c.n_expert;
-  shape.xq_row_bytes = activation_row_size(ActivationKind::Q8A, E);
-  shape.hq_row_bytes = activation_row_size(ActivationKind::Q8A, c.n_ff_exp);
+  // The quantized copies hold Q8A rows (decode) or the F16 rows of the GPU's prompt GEMMs, the larger.
+  const auto act_row = [](int64_t n) { return std::max<uint64_t>(activation_row_size(ActivationKind::Q8A, n), 2 * n); };
+  shape.xq_row_bytes = act_row(E);
+  shape.hq_row_bytes = act_row(c.n_ff_exp);
   const uint64_t attention = static_cast<uint64_t>(T) * (c.q_dim() + c.k_dim() + c.v_dim() +
                                                          static_cast<int64_t>(c.n_head) * c.head_dim_v + 2 * E) * 4;
   in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention;

@@ -17,7 +17,8 @@ struct BufferShape {
   // Routed rows the expert GEMMs hold at once; 0 = chunk * k (a whole layer).
   int64_t max_rows = 0;
   // Bytes of one quantized activation row of n_embd and of n_ff_exp values
-  // (quant.h: activation_row_size(Q8A, n)); 0 when the weights take F32
+  // (the Q8A rows of quant.h's activation_row_size, or the F16 rows the GPU's
+  // prompt GEMMs read, whichever is larger); 0 when the weights take F32
   // activations and no quantized copy exists.
   uint64_t xq_row_bytes = 0;
   uint64_t hq_row_bytes = 0;

@@ -17,6 +17,7 @@
 #include "cuda/check.h"
 #include "cuda/embed.cuh"
 #include "cuda/graph.h"
+#include "cuda/host_route.cuh"
 #include "cuda/kv.cuh"
 #include "cuda/memory.h"
 #include "cuda/mmq.cuh"
@@ -43,7 +44,11 @@ using core::BlockQ8A;
 // expert path, which needs no row table on the host); more take the GEMMs.
 constexpr int64_t kMaxVectorRows = 8;
 
-size_t q8_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows) * (n / 32) * sizeof(BlockQ8A); }
+// Rows of n activations in their second form: Q8A blocks for the matrix-vector kernels or F16 values for the
+// tensor-core GEMMs; a buffer holds either.
+size_t act_bytes(int64_t rows, int64_t n) {
+  return std::max(static_cast<size_t>(rows) * (n / 32) * sizeof(BlockQ8A), static_cast<size_t>(rows * n) * 2);
+}
 
 // The tensor-core GEMMs step over K in whole super-blocks (256 values) for
 // quantized weights and in 32 for float ones; other shapes take the
@@ -110,7 +115,7 @@ class CudaExecutor final : public core::Executor {
     auto f32 = [&](int64_t n) { return DeviceBuffer(device, static_cast<size_t>(n) * sizeof(float)); };
     x_ = f32(T * E);
     xn_ = f32(T * E);
-    xq_ = DeviceBuffer(device, q8_bytes(T, widest));
+    xq_ = DeviceBuffer(device, act_bytes(T, widest));
     q_ = f32(T * c_.q_dim() + c_.k_dim() + c_.v_dim());  // one decode row of the fused Q|K|V product fits
     k_ = f32(T * c_.k_dim());
     v_ = f32(T * c_.v_dim());
@@ -121,7 +126,7 @@ class CudaExecutor final : public core::Executor {
     ids_all_ = DeviceBuffer(device, static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t));
     y_ = f32(T * k * E);
     h_ = f32(T * k * c_.n_ff_exp);
-    hq_ = DeviceBuffer(device, q8_bytes(T * k, c_.n_ff_exp));
+    hq_ = DeviceBuffer(device, act_bytes(T * k, c_.n_ff_exp));
     max_tiles_ = gemm_max_tiles(T * k, c_.n_expert);
     tiles_ = DeviceBuffer(device, static_cast<size_t>(max_tiles_) * sizeof(GemmTile));
     tile_count_ = DeviceBuffer(device, sizeof(int32_t));
@@ -358,12 +363,18 @@ class CudaExecutor final : public core::Executor {
     if (logits_.size() < need) logits_ = DeviceBuffer(device_, need);
   }
 
-  // Y[T][n_out] = X · Wᵀ, with X quantized to Q8A first when the weights are quantized.
-  // y = w · x (epi Store) or y += w · x (epi Add).
+  // Whether T rows times w run as a GEMM (else as matrix-vector products).
+  static bool gemm_rows(const DeviceTensor& w, int64_t T) { return T > kMaxVectorRows && gemm_takes(w.type, w.n_in); }
+
+  // Y[T][n_out] = X · Wᵀ, with X first in the form the kernel reads when the weights are quantized (into xq_:
+  // Q8A rows for the matrix-vector kernels, F16 rows for the GEMMs). y = w · x (epi Store) or y += w · x (epi Add).
   void matmul(const DeviceTensor& w, const float* x, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
     const void* act = x;
     if (core::activation_kind(w.type) == core::ActivationKind::Q8A) {
-      quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
+      if (gemm_rows(w, T))
+        f32_to_f16(x, xq_.as<uint16_t>(), T * w.n_in, stream_.get());
+      else
+        quantize_q8a(x, w.n_in, xq_.as<BlockQ8A>(), w.n_in / 32, w.n_in, T, stream_.get());
       act = xq_.data();
     }
     matmul_act(w, act, T, y, epi);
@@ -371,7 +382,7 @@ class CudaExecutor final : public core::Executor {
 
   // As matmul, with X already in the form w's type reads (xq_ for quantized weights).
   void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
-    if (T > kMaxVectorRows && gemm_takes(w.type, w.n_in)) {
+    if (gemm_rows(w, T)) {
       mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get(), epi);
       return;
     }
@@ -396,10 +407,9 @@ class CudaExecutor final : public core::Executor {
     float* k = k_.as<float>();
     float* v = v_.as<float>();
     if (attention_q8a(l)) {
-      // norm(x) quantized once for the three (the same Q8A rows each matmul would make), in the norm's launch,
-      // or already in the previous layer's combine.
-      if (!std::exchange(attn_norm_done_, false))
-        rmsnorm_q8a(x, l.attn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
+      // norm(x) in the second form once for the three (the same rows each matmul would make), in the norm's
+      // launch, or already in the previous layer's combine.
+      if (!std::exchange(attn_norm_done_, false)) norm_second(x, l.attn_norm, xn, gemm_rows(l.wq, T), T);
       if (T == 1 && l.wqkv.data != nullptr) {
         // One launch for the three: the row q | k | v.
         matmul_act(l.wqkv, xq_.data(), 1, q);
@@ -448,12 +458,15 @@ class CudaExecutor final : public core::Executor {
     const int k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
     float* xn = xn_.as<float>();
-    // The experts read norm(x) as Q8A when their gate/up are quantized: made in the norm's launch (the router's
-    // matmul, F32 or quantized, leaves xq_ as it is: the same rows).
-    const BlockQ8A* xq = nullptr;
+    const bool vector_path = T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
+                             !gemm_takes(l.down_exps.type, l.down_exps.n_in);
+    // The experts read norm(x) in the second form when their gate/up are quantized (Q8A rows on the vector path,
+    // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
+    // is: the same rows).
+    const void* xq = nullptr;
     if (core::activation_kind(l.gate_exps.type) == core::ActivationKind::Q8A) {
-      rmsnorm_q8a(x_.as<float>(), l.ffn_norm, xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
-      xq = xq_.as<BlockQ8A>();
+      norm_second(x_.as<float>(), l.ffn_norm, xn, !vector_path, T);
+      xq = xq_.data();
     } else {
       rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
     }
@@ -464,28 +477,31 @@ class CudaExecutor final : public core::Executor {
                weights_.as<float>(), s);
     timer_.mark(s, &times.routing_ms);
 
-    const bool vector_path = T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
-                             !gemm_takes(l.down_exps.type, l.down_exps.n_in);
     if (ring_) {
       moe_streamed(il, T, ids, xn, xq, vector_path, times);
     } else if (vector_path) {
       const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
-      moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
-                         y_.as<float>(), s);
+      moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, static_cast<const BlockQ8A*>(xq),
+                         h_.as<float>(), hq_.as<BlockQ8A>(), y_.as<float>(), s);
     } else {
       // The row table on the device: no host round trip between the router and the GEMMs.
       const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
       build_table(ids, T);
       timer_.mark(s, &times.grouping_ms);
-      moe_experts_prompt(experts, table_view(T), xn, xq, scratch(), y_.as<float>(), s);
+      moe_experts_prompt(experts, table_view(T), xn, static_cast<const uint16_t*>(xq), scratch(), y_.as<float>(), s);
     }
     timer_.mark(s, &times.expert_ms);
     if (sharing_) {
       share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x_.as<float>(), s);
     } else if (il + 1 < plan_.n_layers && attention_q8a(w_.layers[il + 1])) {
       // The next layer's attention norm in the combine's launch.
-      moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), w_.layers[il + 1].attn_norm,
-                              xn, xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
+      const DeviceLayer& next = w_.layers[il + 1];
+      if (gemm_rows(next.wq, T))
+        moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.attn_norm, xn,
+                                xq_.as<uint16_t>(), T, E, c_.rms_eps, s);
+      else
+        moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.attn_norm, xn,
+                                xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
       attn_norm_done_ = true;
     } else {
       moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
@@ -493,7 +509,16 @@ class CudaExecutor final : public core::Executor {
     timer_.mark(s, &times.combine_ms);
   }
 
-  // Whether attention() reads norm(x) as Q8A rows (all of Q, K, V quantized).
+  // xn = norm(x) with the ffn or attention norm weights w, and its second form into xq_: F16 rows for the GEMMs
+  // (gemm) or Q8A rows.
+  void norm_second(const float* x, const float* w, float* xn, bool gemm, int64_t T) {
+    if (gemm)
+      rmsnorm_f16(x, w, xn, xq_.as<uint16_t>(), T, c_.n_embd, c_.rms_eps, stream_.get());
+    else
+      rmsnorm_q8a(x, w, xn, xq_.as<BlockQ8A>(), T, c_.n_embd, c_.rms_eps, stream_.get());
+  }
+
+  // Whether attention() reads norm(x) in a second form (all of Q, K, V quantized).
   static bool attention_q8a(const DeviceLayer& l) {
     const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
     return q8a(l.wq) && q8a(l.wk) && q8a(l.wv);
@@ -542,7 +567,7 @@ class CudaExecutor final : public core::Executor {
     m.tiles = tiles_.as<GemmTile>();
     m.tile_count = tile_count_.as<int32_t>();
     m.h = h_.as<float>();
-    m.hq = hq_.as<BlockQ8A>();
+    m.hh = hq_.as<uint16_t>();
     return m;
   }
 
@@ -600,10 +625,11 @@ class CudaExecutor final : public core::Executor {
   // The experts of layer il with the ring: the resident ones first (in place),
   // then the streamed ones in schedule order, a batch at a time, each batch
   // after its last load has landed; each batch releases its slots.
-  void moe_streamed(int32_t il, int64_t T, const int32_t* ids, const float* xn, const BlockQ8A* xq, bool vector_path,
+  // xq: norm(x) as Q8A rows (vector_path) or F16 rows (the GEMMs), null for float gate/up.
+  void moe_streamed(int32_t il, int64_t T, const int32_t* ids, const float* xn, const void* xq, bool vector_path,
                     core::PhaseTimes& times) {
     if (mode_ == prefill::RingMode::StreamAll && !sharing_ && !vector_path) {
-      moe_stream_all(il, T, ids, xn, xq, times);
+      moe_stream_all(il, T, ids, xn, static_cast<const uint16_t*>(xq), times);
       return;
     }
     cudaStream_t s = stream_.get();
@@ -673,13 +699,14 @@ class CudaExecutor final : public core::Executor {
       if (list.empty()) return;
       const int32_t* dev = table_extra(T) + at[g];
       if (vector_path) {
-        moe_experts_decode(experts, dev, static_cast<int32_t>(T), k, xn, xq, h_.as<float>(), hq_.as<BlockQ8A>(),
+        moe_experts_decode(experts, dev, static_cast<int32_t>(T), k, xn, static_cast<const BlockQ8A*>(xq),
+                           h_.as<float>(), hq_.as<BlockQ8A>(),
                            y_.as<float>(), s);
         return;
       }
       // Stream-all experts this chunk did not route have no tiles: nothing runs.
       moe_experts_listed(experts, table_view(T), dev, static_cast<int32_t>(list.size()), listed_tiles(table, list), xn,
-                         xq, scratch(), y_.as<float>(), s);
+                         static_cast<const uint16_t*>(xq), scratch(), y_.as<float>(), s);
     };
     run(0);
     for (size_t g = 1; g < groups.size(); ++g) {
@@ -732,7 +759,7 @@ class CudaExecutor final : public core::Executor {
     p.next_slot = &next_slot_;
     p.chunk = chunk_;
     p.xn = xn_.as<float>();
-    p.xq = xq_.as<BlockQ8A>();
+    p.xh = xq_.as<uint16_t>();
     p.w = weights_.as<float>();
     p.moe = scratch();
     p.y = y_.as<float>();
@@ -771,7 +798,7 @@ class CudaExecutor final : public core::Executor {
   // lists were uploaded at the chunk start, and each group's tile count is
   // read on the device (the host passes a bound). The resident experts run
   // first, then the streamed ones a batch at a time as their loads land.
-  void moe_stream_all(int32_t il, int64_t T, const int32_t* ids, const float* xn, const BlockQ8A* xq,
+  void moe_stream_all(int32_t il, int64_t T, const int32_t* ids, const float* xn, const uint16_t* xq,
                       core::PhaseTimes& times) {
     cudaStream_t s = stream_.get();
     const DeviceLayer& l = w_.layers[il];
@@ -860,6 +887,8 @@ class CudaExecutor final : public core::Executor {
   PhaseTimer timer_;
   bool graphs_on_ = false;
   bool attn_norm_done_ = false;  // the previous layer's combine left the next attention's norm in xn_ / xq_
+  // xq_, hq_: activations in their second form for the quantized matrix kernels, Q8A rows (decode) or F16 rows
+  // (the GEMMs); act_bytes sizes them for either.
   std::vector<DecodeGraph> graphs_;
   std::vector<LayerKv> kv_;
   uint64_t kv_bytes_ = 0;

@@ -1,11 +1,13 @@
-// Device helpers of the matrix kernels: async copies, int8 MMA, GGUF blocks decoded to packed int8, the CPU's term order.
+// Device helpers of the matrix kernels: async copies, GGUF blocks decoded to packed int8, the CPU's term order.
 //
-// Weights are decoded from the GGUF bytes as they sit in shared memory. The
-// unit of work is one Q8A activation block: 32 values, a K-quant sub-block
-// (Q4_K/Q5_K), half of two Q6_K sub-blocks, or one Q8_0 block. For each unit
-// the integer dot is exact; term<T>() turns it into the F32 term exactly as
-// core::vec_dot does (quant.h: same operations, same order, no contraction),
-// so a kernel differs from the CPU only in how it sums the terms.
+// Weights are decoded from the GGUF bytes where they sit (global or shared
+// memory). The unit of work is one 32-value block: a K-quant sub-block
+// (Q4_K/Q5_K), half of two Q6_K sub-blocks, or one Q8_0 block. The
+// matrix-vector kernels (mmvq) dot it with a Q8A activation block exactly and
+// term<T>() turns the integer dot into the F32 term as core::vec_dot does
+// (quant.h: same operations, same order, no contraction), so they differ from
+// the CPU only in how they sum the terms. The tensor-core GEMM (mmq_f16.cuh)
+// decodes the same w4 words to F16 weights.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -87,31 +89,6 @@ __device__ __forceinline__ void stage_piece(uint8_t* dst, const uint8_t* src, in
   for (int c = lane; c < n; c += nlanes) cp_async_16(dst + 16 * c, reinterpret_cast<const void*>(first + 16u * c));
 }
 
-// ---- int8 tensor-core MMA (sm_80+) -----------------------------------------
-//
-// Fragments (PTX ISA, mma.m16n8k32 / m16n8k16 with .s8), g = lane / 4,
-// t = lane % 4: A (16 x 32, row-major) a0 = A[g][4t..4t+3], a1 = A[g+8][4t..],
-// a2 = A[g][16+4t..], a3 = A[g+8][16+4t..]; B (32 x 8, column-major) b0 =
-// B[4t..4t+3][g], b1 = B[16+4t..][g]; C (16 x 8) c0 = C[g][2t], c1 =
-// C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1]. The k16 shape takes
-// {a0, a1} and b0 with the same meaning over 16 columns. d = c + A B with
-// every accumulator starting at c (exact int32 arithmetic).
-
-__device__ __forceinline__ void mma_k32(int (&d)[4], const int (&a)[4], const int (&b)[2], int c = 0) {
-  asm(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%10,%10,%10};\n"
-      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
-}
-
-__device__ __forceinline__ void mma_k16(int (&d)[4], int a0, int a1, int b0, int c = 0) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
-      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a0), "r"(a1), "r"(b0), "r"(c));
-}
-
 // ---- exact conversions and the CPU's F32 operations ------------------------
 
 // (float)x for |x| < 2^22 with an integer add and one F32 subtraction instead
@@ -129,7 +106,7 @@ __device__ __forceinline__ float silu(float x) { return __fdiv_rn(x, __fadd_rn(1
 // B points at a 256-value group (bytes_per_256) of a row; j (0..7) picks the
 // Q8A block inside it and k4 (0..7) four consecutive values of that block.
 // w4 returns them as four signed bytes, values 4*k4 .. 4*k4+3 of block j:
-// the operand of dp4a and of the MMA fragments.
+// the operand of dp4a, and what the tensor-core GEMM decodes to F16.
 
 template <GgmlType T>
 __device__ __forceinline__ int w4(const uint8_t* B, int j, int k4) {

@@ -1,4 +1,4 @@
-// route_to_f16 / route_from_f16: grid-stride conversions for the host route, 8 values per 16-byte access.
+// f32_to_f16 / f16_to_f32: grid-stride conversions for the host route, 8 values per 16-byte access.
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/host_route.cuh"
@@ -48,12 +48,12 @@ void route_convert(const char* op, const In* src, Out* dst, int64_t n, cudaStrea
 
 }  // namespace
 
-void route_to_f16(const float* src, uint16_t* dst, int64_t n, cudaStream_t stream) {
-  route_convert("route_to_f16", src, dst, n, stream);
+void f32_to_f16(const float* src, uint16_t* dst, int64_t n, cudaStream_t stream) {
+  route_convert("f32_to_f16", src, dst, n, stream);
 }
 
-void route_from_f16(const uint16_t* src, float* dst, int64_t n, cudaStream_t stream) {
-  route_convert("route_from_f16", src, dst, n, stream);
+void f16_to_f32(const uint16_t* src, float* dst, int64_t n, cudaStream_t stream) {
+  route_convert("f16_to_f32", src, dst, n, stream);
 }
 
 }  // namespace strata::cuda

@@ -1,4 +1,4 @@
-// The host route in FP16: conversion kernels that write or read halves in mapped pinned host memory over the link.
+// F32 <-> F16 conversion kernels: the host route's FP16 transfers (halves in mapped pinned host memory) and the GEMMs' F16 activations.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,12 +14,12 @@ namespace strata::cuda {
 // halves) wide where both pointers are 16-byte aligned, scalar for the rest.
 // n == 0 does nothing; throws Error(STRATA_ERR_INVALID_ARGUMENT) for n < 0 or
 // the legacy default stream.
-void route_to_f16(const float* src, uint16_t* dst, int64_t n, cudaStream_t stream);
+void f32_to_f16(const float* src, uint16_t* dst, int64_t n, cudaStream_t stream);
 
 // dst[i] = float(src[i]) (exact: core::fp16_to_f32 bit for bit, except that a
 // NaN becomes the device's NaN) for n values. src may be mapped pinned host
 // memory; loads are 16 bytes wide where both pointers are 16-byte aligned.
-// Arguments as route_to_f16.
-void route_from_f16(const uint16_t* src, float* dst, int64_t n, cudaStream_t stream);
+// Arguments as f32_to_f16.
+void f16_to_f32(const uint16_t* src, float* dst, int64_t n, cudaStream_t stream);
 
 }  // namespace strata::cuda

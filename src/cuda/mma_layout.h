@@ -1,4 +1,4 @@
-// Register layouts of mma.sync m16n8k16 (F16 in, F32 out) and ldmatrix, and the lane addresses the attention kernel gives ldmatrix, as maps a CPU test checks.
+// Register layouts of mma.sync m16n8k16 (F16 in, F32 out) and ldmatrix, the lane addresses the attention kernel gives ldmatrix and the quantized GEMM's K order, as maps a CPU test checks.
 //
 // Plain C++ (no CUDA header) so that tests/unit can emulate a warp with them.
 // Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
@@ -88,5 +88,25 @@ constexpr STRATA_HD Coord v_ldsm(int lane) { return {(lane & 7) + (((lane >> 3) 
 // (C rows g / g + 8 and cols 2t, 2t + 1 are where A registers want them.)
 constexpr STRATA_HD int p_ntile(int r) { return r >> 1; }
 constexpr STRATA_HD int p_pair(int r) { return r & 1; }
+
+// ---- the quantized GEMM's K order (mmq_f16.cuh) -----------------------------
+//
+// The GEMM decodes its A fragments (weight rows) from GGUF bytes in
+// registers, four consecutive values of a row at a time, so each lane takes
+// consecutive values: within a 32-value block of K, lane (g, t) holds values
+// 8t .. 8t + 7 of its A rows and of its B column (an activation row), and
+// k-step s (0, 1) of the block uses values 8t + 4s .. 8t + 4s + 3 for its
+// logical k 2t, 2t + 1 (A registers 0, 1; B register 0) and 2t + 8, 2t + 9
+// (A registers 2, 3; B register 1). The MMA sums over k, and A and B share
+// the order, so the two k-steps give each block's whole dot product.
+
+// The first of the four values of a block that lane's registers of k-step s
+// hold: a multiple of 4 (w4's group k4 = this / 4, activation halves from here).
+constexpr STRATA_HD int gemm_lane_value(int lane, int s) { return 8 * (lane & 3) + 4 * s; }
+
+// The block value that logical k (0..15) of k-step s stands for.
+constexpr STRATA_HD int gemm_block_value(int s, int k) {
+  return gemm_lane_value((k & 7) >> 1, s) + (k & 1) + (k >= 8 ? 2 : 0);
+}
 
 }  // namespace strata::cuda::mma

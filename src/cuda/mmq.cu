@@ -42,18 +42,19 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   const int64_t n_in = a.w.n_in, n_out = a.w.n_out;
   require(a.n_rows >= 0 && a.n_rows < (1LL << 31), op, "0 <= n_rows < 2^31", {{"n_rows", a.n_rows}});
   if (a.n_rows == 0) return;
-  const auto act_row = static_cast<int64_t>(core::activation_row_size(core::activation_kind(type), n_in));
+  const int64_t act_row = gemm_act_row_bytes(type, n_in);
   const int64_t ld_x = a.ld_x != 0 ? a.ld_x : act_row;
   const int64_t ld_y = a.ld_y != 0 ? a.ld_y : n_out;
   require(a.x != nullptr && ld_x >= act_row && ld_x % 16 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0, op,
           "activation rows 16-byte aligned, ld_x >= one row's bytes", {{"ld_x", ld_x}, {"row_bytes", act_row}});
-  require(a.y != nullptr && ld_y >= n_out, op, "y and ld_y >= n_out", {{"ld_y", ld_y}, {"n_out", n_out}});
+  const bool reads_y = a.epi == Epilogue::SwigluMul || a.epi == Epilogue::Add;
+  require((a.y != nullptr || (a.yh != nullptr && !reads_y)) && ld_y >= n_out, op,
+          "y (or yh alone, for an epilogue that reads no y) and ld_y >= n_out", {{"ld_y", ld_y}, {"n_out", n_out}});
   require(a.x_div >= 1 && (a.x_rows != nullptr || a.x_div == 1), op, "x_div >= 1, and 1 without x_rows",
           {{"x_div", a.x_div}});
-  const int64_t ld_yq = a.ld_yq != 0 ? a.ld_yq : n_out / 32;
-  require(a.yq == nullptr || (n_out % 32 == 0 && ld_yq >= n_out / 32 && reinterpret_cast<uintptr_t>(a.yq) % 8 == 0),
-          op, "n_out % 32 == 0, ld_yq >= n_out / 32 and 8-byte alignment for quantized outputs yq",
-          {{"n_out", n_out}, {"ld_yq", ld_yq}});
+  const int64_t ld_yh = a.ld_yh != 0 ? a.ld_yh : n_out;
+  require(a.yh == nullptr || ld_yh >= n_out, op, "ld_yh >= n_out for F16 outputs yh",
+          {{"n_out", n_out}, {"ld_yh", ld_yh}});
   const int64_t rows = quant ? gemm_detail::kMmqRows : gemm_detail::kFmmRows;
   const int64_t nf = pair ? rows / 2 : rows;
   const int64_t tiles = a.tiles != nullptr ? a.max_tiles : (a.n_rows + kGemmTileRows - 1) / kGemmTileRows;
@@ -74,13 +75,21 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   p.y = a.y;
   p.ld_y = ld_y;
   p.y_rows = a.y_rows;
-  p.yq = a.yq;
-  p.ld_yq = ld_yq;
+  p.yh = a.yh;
+  p.ld_yh = ld_yh;
   p.n_rows = a.n_rows;
   p.tiles = a.tiles;
   p.tile_count = a.tile_count;
   p.epi = static_cast<int>(a.epi);
   gemm_launch(p, type, dim3(static_cast<unsigned>((n_out + nf - 1) / nf), static_cast<unsigned>(tiles)), stream);
+}
+
+GemmActs gemm_acts(core::GgmlType t) {
+  return gemm_detail::quantized_type(t) ? GemmActs::F16 : GemmActs::F32;
+}
+
+int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n) {
+  return n * (gemm_acts(t) == GemmActs::F16 ? 2 : 4);
 }
 
 void mmq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int64_t n_rows, float* y,

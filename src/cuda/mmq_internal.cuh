@@ -26,17 +26,18 @@ struct MmParams {
   float* y;
   int64_t ld_y;  // floats
   const int32_t* y_rows;
-  core::BlockQ8A* yq;  // optional: the output rows also quantized to Q8A (n_out % 32 == 0)
-  int64_t ld_yq;       // blocks
+  uint16_t* yh;   // optional: the output rows also as F16 (the next GEMM's activations)
+  int64_t ld_yh;  // halves
   int64_t n_rows;
   const GemmTile* tiles;
   const int32_t* tile_count;
   int epi;
 };
 
-// Output features (weight rows) per block: int8 MMA kernel and F32 kernel.
-// In SwigluPair mode a block holds half as many gate rows and as many up rows.
-inline constexpr int kMmqRows = 128;
+// Output features (weight rows) per block: the quantized kernel and the F32
+// kernel. In SwigluPair mode a block holds half as many gate rows and as many
+// up rows.
+inline constexpr int kMmqRows = 256;
 inline constexpr int kFmmRows = 64;
 
 // Launchers of the kernel for each weight type over grid (feature tiles,

@@ -5,7 +5,6 @@
 
 #include "cuda/gemm_device.cuh"
 #include "cuda/mmq_internal.cuh"
-#include "cuda/quantize_warp.cuh"
 
 namespace strata::cuda::gemm_detail {
 
@@ -63,15 +62,14 @@ __device__ __forceinline__ const uint8_t* tile_row(const MmParams& p, const Bloc
 }
 
 // Writes the block's results from Cs[position][row] (ld floats apart, shared
-// memory) through the epilogue, consecutive threads on consecutive features.
-// The values written are left in Cs[position][0, nf) and, when p.yq is set,
-// quantized from there to Q8A rows exactly as quantize_q8a does (a tile's nf
-// features are whole 32-value blocks). Called by all NTHREADS threads; ROWS
-// as given to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode).
+// memory) through the epilogue, consecutive threads on consecutive features:
+// to the F32 rows of p.y (unless null) and, when p.yh is set, as F16 (rounded
+// to nearest even) to its rows. Called by all NTHREADS threads; ROWS as given
+// to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode).
 template <int NTHREADS, int ROWS>
-__device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, float* Cs, int ld,
+__device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, const float* Cs, int ld,
                                            const int* yrow) {
-  static_assert(ROWS == 64 || ROWS == 128, "store_tile: ROWS is 64 or 128");
+  static_assert(ROWS == 64 || ROWS == 256, "store_tile: ROWS is 64 or 256");
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   const bool mul = p.epi == static_cast<int>(Epilogue::SwigluMul);
   const bool add = p.epi == static_cast<int>(Epilogue::Add);
@@ -83,7 +81,7 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
       const int yr = yrow[e], feat = bt.f0 + f;
       if (yr < 0 || feat >= p.n_out) continue;
       float v = Cs[e * ld + f];
-      float* out = p.y + static_cast<int64_t>(yr) * p.ld_y + feat;
+      float* out = p.y != nullptr ? p.y + static_cast<int64_t>(yr) * p.ld_y + feat : nullptr;
       if (pair) {
         v = __fmul_rn(silu(v), Cs[e * ld + f + nf]);
       } else if (mul) {
@@ -91,19 +89,8 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
       } else if (add) {
         v = __fadd_rn(*out, v);
       }
-      *out = v;
-      Cs[e * ld + f] = v;  // only this thread reads or writes (e, f) and (e, f + nf)
-    }
-    if (p.yq == nullptr) return;
-    __syncthreads();
-    // One warp per (position, 32-feature block), one value per lane.
-    constexpr int blocks = nf / 32;
-    const int lane = threadIdx.x % 32;
-    for (int w = threadIdx.x / 32; w < kTileCols * blocks; w += NTHREADS / 32) {
-      const int e = w / blocks, blk = w % blocks;
-      const int yr = yrow[e], feat = bt.f0 + 32 * blk;
-      if (yr < 0 || feat >= p.n_out) continue;  // uniform over the warp
-      quantize_q8a_warp(Cs[e * ld + 32 * blk + lane], p.yq + static_cast<int64_t>(yr) * p.ld_yq + feat / 32, lane);
+      if (out != nullptr) *out = v;
+      if (p.yh != nullptr) p.yh[static_cast<int64_t>(yr) * p.ld_yh + feat] = __half_as_ushort(__float2half_rn(v));
     }
   };
   if (pair) {

@@ -72,11 +72,12 @@ static __global__ void __launch_bounds__(kMapThreads)
 
 bool quantized(GgmlType t) { return core::activation_kind(t) == core::ActivationKind::Q8A; }
 
-// The activations a matrix of type t takes: the Q8A rows or the float rows.
-const void* acts_for(GgmlType t, const float* x, const core::BlockQ8A* xq, const char* op, const char* what) {
+// The activations a matrix of type t takes: the quantized form (Q8A rows for
+// mmvq, F16 rows for the GEMMs) or the float rows.
+const void* acts_for(GgmlType t, const float* x, const void* xq, const char* op, const char* what) {
   const bool q = quantized(t);
   require(q ? xq != nullptr : x != nullptr, op, what, {{"quantized", q ? 1 : 0}});
-  return q ? static_cast<const void*>(xq) : static_cast<const void*>(x);
+  return q ? xq : static_cast<const void*>(x);
 }
 
 void check_experts(const MoeExperts& w, const char* op) {
@@ -101,18 +102,20 @@ void gemm_tile_map(const int32_t* offsets, int32_t n_groups, const int32_t* grou
   launch_check("tile_map_kernel", stream);
 }
 
-void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
-                 const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* h, core::BlockQ8A* hq,
+void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const uint16_t* xh,
+                 const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* h, uint16_t* hh,
                  cudaStream_t stream) {
   constexpr const char* op = "moe_gate_up";
   check_experts(w, op);
   require(table.entries != nullptr && table.k >= 1 && table.n_tokens >= 0, op, "a row table with entries and k >= 1",
           {{"k", table.k}, {"n_tokens", table.n_tokens}});
-  require(h != nullptr, op, "h");
+  const bool pair = w.gate.type == w.up.type;
+  require(pair ? (h != nullptr || hh != nullptr) : h != nullptr, op,
+          "h or hh (gate and up of one type), h (of two types: it holds the gate)");
   auto args = [&](const WeightSet& ws) {
     GemmArgs a;
     a.w = ws;
-    a.x = acts_for(ws.type, x, xq, op, "xq for quantized, x for float gate/up");
+    a.x = acts_for(ws.type, x, xh, op, "xh for quantized, x for float gate/up");
     a.x_rows = table.entries;
     a.x_div = table.k;
     a.n_rows = static_cast<int64_t>(table.n_tokens) * table.k;
@@ -121,12 +124,12 @@ void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x,
     a.max_tiles = max_tiles;
     return a;
   };
-  if (w.gate.type == w.up.type) {
+  if (pair) {
     GemmArgs a = args(w.gate);
     a.w2 = w.up;
     a.epi = Epilogue::SwigluPair;
     a.y = h;
-    a.yq = hq;
+    a.yh = hh;
     gemm(a, stream);
   } else {
     GemmArgs g = args(w.gate);
@@ -134,13 +137,13 @@ void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x,
     gemm(g, stream);
     GemmArgs u = args(w.up);
     u.y = h;
-    u.yq = hq;
+    u.yh = hh;
     u.epi = Epilogue::SwigluMul;
     gemm(u, stream);
   }
 }
 
-void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, const core::BlockQ8A* hq,
+void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, const uint16_t* hh,
               const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* y, cudaStream_t stream) {
   constexpr const char* op = "moe_down";
   check_experts(w, op);
@@ -148,7 +151,7 @@ void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, co
           {{"k", table.k}, {"n_tokens", table.n_tokens}});
   GemmArgs a;
   a.w = w.down;
-  a.x = acts_for(w.down.type, h, hq, op, "hq for a quantized, h for a float down");
+  a.x = acts_for(w.down.type, h, hh, op, "hh for a quantized, h for a float down");
   a.y = y;
   a.y_rows = table.entries;
   a.n_rows = static_cast<int64_t>(table.n_tokens) * table.k;
@@ -158,23 +161,27 @@ void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, co
   gemm(a, stream);
 }
 
-void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
+void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const uint16_t* xh,
                         const MoeScratch& s, float* y, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(table.n_tokens) * table.k;
   if (rows == 0) return;
   require(table.offsets != nullptr && table.n_expert >= 1, "moe_experts_prompt", "offsets and n_expert >= 1",
           {{"n_expert", table.n_expert}});
-  moe_experts_listed(w, table, nullptr, table.n_expert, gemm_max_tiles(rows, table.n_expert), x, xq, s, y, stream);
+  moe_experts_listed(w, table, nullptr, table.n_expert, gemm_max_tiles(rows, table.n_expert), x, xh, s, y, stream);
 }
 
 void moe_experts_listed(const MoeExperts& w, const RowTableView& table, const int32_t* experts, int32_t n_listed,
-                        int64_t max_tiles, const float* x, const core::BlockQ8A* xq, const MoeScratch& s, float* y,
+                        int64_t max_tiles, const float* x, const uint16_t* xh, const MoeScratch& s, float* y,
                         cudaStream_t stream) {
   if (max_tiles == 0 || n_listed == 0) return;
   gemm_tile_map(table.offsets, table.n_expert, experts, n_listed, s.tiles, s.tile_count, max_tiles, stream);
-  core::BlockQ8A* hq = quantized(w.down.type) ? s.hq : nullptr;
-  moe_gate_up(w, table, x, xq, s.tiles, s.tile_count, max_tiles, s.h, hq, stream);
-  moe_down(w, table, s.h, hq, s.tiles, s.tile_count, max_tiles, y, stream);
+  // A quantized down reads h as F16 only; the F32 rows are written where a float down reads them, or where gate
+  // and up of two types need them for the gate.
+  const bool q_down = quantized(w.down.type);
+  uint16_t* hh = q_down ? s.hh : nullptr;
+  float* h = q_down && w.gate.type == w.up.type ? nullptr : s.h;
+  moe_gate_up(w, table, x, xh, s.tiles, s.tile_count, max_tiles, h, hh, stream);
+  moe_down(w, table, h, hh, s.tiles, s.tile_count, max_tiles, y, stream);
 }
 
 int64_t listed_tiles(const prefill::RowTable& table, std::span<const int32_t> experts) {

@@ -2,14 +2,14 @@
 //
 // Prompt, per layer (three launches):
 //   gemm_tile_map(table.offsets ...)                  tile list over the experts' row groups
-//   moe_gate_up(x, xq -> h, hq)                      h[p] = silu(gate_e . x_t) * (up_e . x_t), also as Q8A
-//   moe_down(h, hq -> y)                             y[token * k + slot] = down_e . h[p]
+//   moe_gate_up(x, xh -> h, hh)                      h[p] = silu(gate_e . x_t) * (up_e . x_t), as F16 for the down
+//   moe_down(h, hh -> y)                             y[token * k + slot] = down_e . h[p]
 // where p runs over table positions (entries in expert order), e is p's
 // expert and t = entries[p] / k its token. The combine (y rows weighted and
 // summed in slot order) is the caller's next kernel. Every output element is
-// written once by one thread, so results are deterministic and equal
-// core::cpu::expert_ffn's rows: bit for bit for gate/up/down products, with
-// silu's expf the one step that may differ in the last bits.
+// written once by one thread, so results are deterministic; against
+// core::cpu::expert_ffn they differ as the GEMMs do (mmq.cuh: F16 activations
+// and weights in the quantized GEMMs).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,18 +54,19 @@ void gemm_tile_map(const int32_t* offsets, int32_t n_groups, const int32_t* grou
                    GemmTile* tiles, int32_t* tile_count, int64_t max_tiles, cudaStream_t stream);
 
 // Step 1 over the tiles: h row p = silu(gate_e . x_t) * (up_e . x_t) (F32,
-// [n_tokens * k][n_ff] in table order), and, when hq is not null, hq row p
-// the same row as Q8A (quantize_q8a's result, written by the same kernel;
-// down needs it when quantized). x: [n_tokens][n_embd] floats (used by float gate/up), xq: the
-// same rows as Q8A (used by quantized gate/up). Gate and up of one type run
-// as one fused GEMM; of different types as two (gate, then up with silu).
-void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
-                 const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* h, core::BlockQ8A* hq,
+// [n_tokens * k][n_ff] in table order, where h is not null), and, when hh is
+// not null, the same row as F16 (what a quantized down reads). x:
+// [n_tokens][n_embd] floats (read by float gate/up), xh: the same rows as F16
+// (read by quantized gate/up). Gate and up of one type run as one fused GEMM
+// (then h may be null when hh is set); of different types as two (gate into
+// h, then up with silu: h is required).
+void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const uint16_t* xh,
+                 const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* h, uint16_t* hh,
                  cudaStream_t stream);
 
 // Step 2 over the tiles: y row entries[p] = down_e . h row p, y
-// [n_tokens * k][n_embd]; h or hq as down's type needs.
-void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, const core::BlockQ8A* hq,
+// [n_tokens * k][n_embd]; h or hh as down's type needs.
+void moe_down(const MoeExperts& w, const RowTableView& table, const float* h, const uint16_t* hh,
               const GemmTile* tiles, const int32_t* tile_count, int64_t max_tiles, float* y, cudaStream_t stream);
 
 // Caller-owned device scratch of moe_experts_prompt.
@@ -73,18 +74,18 @@ struct MoeScratch {
   GemmTile* tiles = nullptr;       // [gemm_max_tiles(n_tokens * k, n_expert)]
   int32_t* tile_count = nullptr;   // [1]
   float* h = nullptr;              // [n_tokens * k][n_ff]
-  core::BlockQ8A* hq = nullptr;    // [n_tokens * k][n_ff / 32]
+  uint16_t* hh = nullptr;          // [n_tokens * k][n_ff] F16
 };
 
 // The whole prompt step for all experts: tile map, gate/up, down.
-void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const core::BlockQ8A* xq,
+void moe_experts_prompt(const MoeExperts& w, const RowTableView& table, const float* x, const uint16_t* xh,
                         const MoeScratch& scratch, float* y, cudaStream_t stream);
 
 // The same step for the listed experts only (device `experts`, n_listed
 // ids): their rows of y are written, every other row keeps what it held.
 // max_tiles bounds their tiles (the caller knows their row counts); 0 does nothing.
 void moe_experts_listed(const MoeExperts& w, const RowTableView& table, const int32_t* experts, int32_t n_listed,
-                        int64_t max_tiles, const float* x, const core::BlockQ8A* xq, const MoeScratch& scratch,
+                        int64_t max_tiles, const float* x, const uint16_t* xh, const MoeScratch& scratch,
                         float* y, cudaStream_t stream);
 // The tiles of the listed experts' groups in a host row table: their max_tiles.
 int64_t listed_tiles(const prefill::RowTable& table, std::span<const int32_t> experts);

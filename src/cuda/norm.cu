@@ -53,16 +53,20 @@ static __global__ void rmsnorm_block_kernel(const float* x, const float* __restr
   scale_row(xr, w, y + row * n, n, inv_rms(total, n, eps), threadIdx.x, kBlockRowThreads);
 }
 
+// The second form of the normed rows: Q8A blocks (for the matrix-vector kernels) or F16 values (for the GEMMs).
+enum class Second { Q8A, F16 };
+
 // One block of kQ8aThreads per row: the row's scale as rmsnorm_warp_kernel (n <= kSmallRowMax, warp 0) or
 // rmsnorm_block_kernel (the first kBlockRowThreads threads) computes it, then every warp scales whole 32-value
-// blocks and quantizes them as quantize_q8a_kernel does (the max is exact in any order, the sum an exact integer).
-// The wide block keeps a decode row's quantization short: 2 blocks a warp for 2048 values.
+// blocks and writes them a second time: quantized as quantize_q8a_kernel does (the max is exact in any order, the
+// sum an exact integer), or rounded to F16. The wide block keeps a decode row's quantization short: 2 blocks a
+// warp for 2048 values.
 // kCombine: first x += the row's slot sums of y (moe_combine_kernel's arithmetic), written back, then the norm
 // of the new x; otherwise y_slots and slot_w are unused and x is only read.
-template <bool kCombine>
+template <bool kCombine, Second kSecond>
 static __global__ void __launch_bounds__(kQ8aThreads)
     rmsnorm_q8a_kernel(float* x, const float* __restrict__ y_slots, const float* __restrict__ slot_w, int k,
-                       const float* __restrict__ w, float* __restrict__ y, core::BlockQ8A* __restrict__ yq, int64_t n,
+                       const float* __restrict__ w, float* __restrict__ y, void* __restrict__ y2, int64_t n,
                        float eps) {
   __shared__ float partial[kBlockRowThreads / kWarp];
   __shared__ float scale;
@@ -106,33 +110,59 @@ static __global__ void __launch_bounds__(kQ8aThreads)
     const float xs = __fmul_rn(xr[i], s);
     const float v = w ? __fmul_rn(xs, w[i]) : xs;
     y[row * n + i] = v;
-    quantize_q8a_warp(v, yq + row * (n / 32) + b, lane);
+    if constexpr (kSecond == Second::Q8A) {
+      quantize_q8a_warp(v, static_cast<core::BlockQ8A*>(y2) + row * (n / 32) + b, lane);
+    } else {
+      store1(static_cast<uint16_t*>(y2) + row * n + i, v);
+    }
   }
+}
+
+template <Second kSecond>
+void norm_second(const char* op, const float* x, const float* w, float* y, void* y2, int64_t rows, int64_t n,
+                 float eps, cudaStream_t stream) {
+  require_stream(stream, op);
+  require(rows >= 0 && rows <= INT32_MAX && n >= 32 && n % 32 == 0 && x != y, op,
+          "0 <= rows < 2^31, n a multiple of 32, y not x", {{"rows", rows}, {"n", n}});
+  if (rows == 0) return;
+  // The kernel only reads x without kCombine.
+  rmsnorm_q8a_kernel<false, kSecond><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(
+      const_cast<float*>(x), nullptr, nullptr, 0, w, y, y2, n, eps);
+  launch_check("rmsnorm_q8a_kernel", stream);
+}
+
+template <Second kSecond>
+void combine_norm_second(const char* op, const float* y_slots, const float* slot_w, int k, float* x, const float* w,
+                         float* y, void* y2, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  require_stream(stream, op);
+  require(rows >= 0 && rows <= INT32_MAX && k >= 1 && n >= 32 && n % 32 == 0 && x != y, op,
+          "0 <= rows < 2^31, k >= 1, n a multiple of 32, y not x", {{"rows", rows}, {"k", k}, {"n", n}});
+  if (rows == 0) return;
+  rmsnorm_q8a_kernel<true, kSecond><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, y_slots, slot_w, k, w,
+                                                                                              y, y2, n, eps);
+  launch_check("rmsnorm_q8a_kernel", stream);
 }
 
 }  // namespace
 
 void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, int64_t rows, int64_t n, float eps,
                  cudaStream_t stream) {
-  require_stream(stream, "rmsnorm_q8a");
-  require(rows >= 0 && rows <= INT32_MAX && n >= 32 && n % 32 == 0 && x != y, "rmsnorm_q8a",
-          "0 <= rows < 2^31, n a multiple of 32, y not x", {{"rows", rows}, {"n", n}});
-  if (rows == 0) return;
-  // The kernel only reads x without kCombine.
-  rmsnorm_q8a_kernel<false><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(
-      const_cast<float*>(x), nullptr, nullptr, 0, w, y, yq, n, eps);
-  launch_check("rmsnorm_q8a_kernel", stream);
+  norm_second<Second::Q8A>("rmsnorm_q8a", x, w, y, yq, rows, n, eps, stream);
+}
+
+void rmsnorm_f16(const float* x, const float* w, float* y, uint16_t* yh, int64_t rows, int64_t n, float eps,
+                 cudaStream_t stream) {
+  norm_second<Second::F16>("rmsnorm_f16", x, w, y, yh, rows, n, eps, stream);
 }
 
 void moe_combine_rmsnorm_q8a(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
                              core::BlockQ8A* yq, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  require_stream(stream, "moe_combine_rmsnorm_q8a");
-  require(rows >= 0 && rows <= INT32_MAX && k >= 1 && n >= 32 && n % 32 == 0 && x != y, "moe_combine_rmsnorm_q8a",
-          "0 <= rows < 2^31, k >= 1, n a multiple of 32, y not x", {{"rows", rows}, {"k", k}, {"n", n}});
-  if (rows == 0) return;
-  rmsnorm_q8a_kernel<true><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, y_slots, slot_w, k, w, y, yq,
-                                                                                     n, eps);
-  launch_check("rmsnorm_q8a_kernel", stream);
+  combine_norm_second<Second::Q8A>("moe_combine_rmsnorm_q8a", y_slots, slot_w, k, x, w, y, yq, rows, n, eps, stream);
+}
+
+void moe_combine_rmsnorm_f16(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
+                             uint16_t* yh, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  combine_norm_second<Second::F16>("moe_combine_rmsnorm_f16", y_slots, slot_w, k, x, w, y, yh, rows, n, eps, stream);
 }
 
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, float eps, cudaStream_t stream) {

@@ -23,10 +23,20 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, 
 void rmsnorm_q8a(const float* x, const float* w, float* y, core::BlockQ8A* yq, int64_t rows, int64_t n, float eps,
                  cudaStream_t stream);
 
+// rmsnorm, and its output also as F16 rows yh [rows][n] (rounded to nearest
+// even), in one launch: the activations of the tensor-core GEMMs. As
+// rmsnorm_q8a otherwise.
+void rmsnorm_f16(const float* x, const float* w, float* y, uint16_t* yh, int64_t rows, int64_t n, float eps,
+                 cudaStream_t stream);
+
 // moe_combine(y_slots, slot_w, rows, k, n, x, x) then rmsnorm_q8a(x, w, y,
 // yq, rows, n, eps), bit for bit, in one launch: a layer's MoE output added
 // to the residual and the next layer's attention norm. Throws as those two.
 void moe_combine_rmsnorm_q8a(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
                              core::BlockQ8A* yq, int64_t rows, int64_t n, float eps, cudaStream_t stream);
+
+// The same with rmsnorm_f16 for the second part.
+void moe_combine_rmsnorm_f16(const float* y_slots, const float* slot_w, int k, float* x, const float* w, float* y,
+                             uint16_t* yh, int64_t rows, int64_t n, float eps, cudaStream_t stream);
 
 }  // namespace strata::cuda

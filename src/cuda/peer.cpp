@@ -9,18 +9,15 @@
 #include "cuda/check.h"
 #include "cuda/host_route.cuh"
 #include "cuda/moe.cuh"
-#include "cuda/quantize.cuh"
 #include "cuda/route.cuh"
 #include "prefill/pieces.h"
 
 namespace strata::cuda {
 namespace {
 
-using core::BlockQ8A;
-
 constexpr unsigned kMapped = cudaHostAllocPortable | cudaHostAllocMapped;
 
-size_t q8_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows) * (n / 32) * sizeof(BlockQ8A); }
+size_t f16_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows * n) * sizeof(uint16_t); }
 
 // Where each part of a chunk's table lives, in ints from the start (the same
 // layout in mapped memory and in the peer's copy).
@@ -54,13 +51,13 @@ void send(const float* src, void* dst, int64_t n, bool f32, cudaStream_t s) {
   if (f32)
     route_copy(src, static_cast<float*>(dst), n, s);
   else
-    route_to_f16(src, static_cast<uint16_t*>(dst), n, s);
+    f32_to_f16(src, static_cast<uint16_t*>(dst), n, s);
 }
 void receive(const void* src, float* dst, int64_t n, bool f32, cudaStream_t s) {
   if (f32)
     route_copy(static_cast<const float*>(src), dst, n, s);
   else
-    route_from_f16(static_cast<const uint16_t*>(src), dst, n, s);
+    f16_to_f32(static_cast<const uint16_t*>(src), dst, n, s);
 }
 
 }  // namespace
@@ -72,12 +69,12 @@ PeerStorage::PeerStorage(int device, const core::ModelConfig& c, int64_t chunk, 
   const int64_t T = chunk, E = c.n_embd, k = c.n_expert_used;
   auto f32 = [&](int64_t n) { return DeviceBuffer(device, static_cast<size_t>(n) * sizeof(float)); };
   xn_ = f32(T * E);
-  xq_ = DeviceBuffer(device, q8_bytes(T, E));
+  xh_ = DeviceBuffer(device, f16_bytes(T, E));
   w_ = f32(T * k);
   tiles_ = DeviceBuffer(device, static_cast<size_t>(gemm_max_tiles(T * k, c.n_expert)) * sizeof(GemmTile));
   tile_count_ = DeviceBuffer(device, sizeof(int32_t));
   h_ = f32(T * k * c.n_ff_exp);
-  hq_ = DeviceBuffer(device, q8_bytes(T * k, c.n_ff_exp));
+  hh_ = DeviceBuffer(device, f16_bytes(T * k, c.n_ff_exp));
   y_ = f32(T * k * E);
   table_ints_ = PeerShare::table_ints(c, T);
   table_ = DeviceBuffer(device, table_ints_ * sizeof(int32_t));
@@ -91,12 +88,12 @@ PeerScratch PeerStorage::scratch() {
   p.next_slot = &next_slot_;
   p.chunk = chunk_;
   p.xn = xn_.as<float>();
-  p.xq = xq_.as<BlockQ8A>();
+  p.xh = xh_.as<uint16_t>();
   p.w = w_.as<float>();
   p.moe.tiles = tiles_.as<GemmTile>();
   p.moe.tile_count = tile_count_.as<int32_t>();
   p.moe.h = h_.as<float>();
-  p.moe.hq = hq_.as<BlockQ8A>();
+  p.moe.hh = hh_.as<uint16_t>();
   p.y = y_.as<float>();
   p.table = table_.as<int32_t>();
   p.table_ints = table_ints_;
@@ -105,7 +102,7 @@ PeerScratch PeerStorage::scratch() {
 
 uint64_t PeerStorage::device_bytes() const {
   uint64_t n = ring_.device_bytes();
-  for (const DeviceBuffer* b : {&xn_, &xq_, &w_, &tiles_, &tile_count_, &h_, &hq_, &y_, &table_}) n += b->size();
+  for (const DeviceBuffer* b : {&xn_, &xh_, &w_, &tiles_, &tile_count_, &h_, &hh_, &y_, &table_}) n += b->size();
   return n;
 }
 
@@ -221,10 +218,12 @@ void PeerShare::layer(int32_t il, const DeviceLayer& l, const prefill::RowTable&
   ev_sent_.wait_from(ps);
   if (pieces() <= 1) receive(h_x_.device_as<void>(), peer_.xn, T * E, terms_.f32, ps);
   route_copy(h_tab_.device_as<float>(), reinterpret_cast<float*>(peer_.table), static_cast<int64_t>(at.total), ps);
-  const BlockQ8A* xq = nullptr;
+  // Quantized gate/up read the activations as F16 (the primary's rows round the same F32 values, or are these
+  // very halves when they crossed as FP16).
+  const uint16_t* xh = nullptr;
   if (q8a(l.gate_exps.type)) {
-    quantize_q8a(peer_.xn, E, peer_.xq, E / 32, E, T, ps);
-    xq = peer_.xq;
+    f32_to_f16(peer_.xn, peer_.xh, T * E, ps);
+    xh = peer_.xh;
   }
   const auto* dptrs = reinterpret_cast<const uint8_t* const*>(peer_.table + at.ptrs);
   const MoeExperts experts{peer_set(l.gate_exps, dptrs), peer_set(l.up_exps, dptrs + n),
@@ -241,7 +240,7 @@ void PeerShare::layer(int32_t il, const DeviceLayer& l, const prefill::RowTable&
     const std::span<const int32_t> list(plan.peer_experts.data() + (i - begin), static_cast<size_t>(last - i + 1));
     peer_.ring->wait(last, ps);
     moe_experts_listed(experts, view, peer_.table + at.list + (i - begin), static_cast<int32_t>(list.size()),
-                       listed_tiles(table, list), peer_.xn, xq, peer_.moe, peer_.y, ps);
+                       listed_tiles(table, list), peer_.xn, xh, peer_.moe, peer_.y, ps);
     peer_.ring->release_through(last, ps);
   }
   if (terms_.exact) {

@@ -28,9 +28,9 @@ struct PeerScratch {
   int32_t* next_slot = nullptr;  // where the ring's next schedule starts
   int64_t chunk = 0;             // tokens the buffers hold
   float* xn = nullptr;           // [chunk][n_embd]: the activations as they land
-  core::BlockQ8A* xq = nullptr;  // their Q8A copy
+  uint16_t* xh = nullptr;        // their F16 copy (what quantized gate/up read)
   float* w = nullptr;            // [chunk][k]: router weights
-  MoeScratch moe;                // tiles, h, hq
+  MoeScratch moe;                // tiles, h, hh
   float* y = nullptr;            // [chunk * k][n_embd]: rows
   int32_t* table = nullptr;      // the host table's copy (PeerShare::table_ints)
   size_t table_ints = 0;
@@ -50,7 +50,7 @@ class PeerStorage {
   Stream stream_;
   DeviceRing ring_;
   int32_t next_slot_ = 0;
-  DeviceBuffer xn_, xq_, w_, tiles_, tile_count_, h_, hq_, y_, table_;
+  DeviceBuffer xn_, xh_, w_, tiles_, tile_count_, h_, hh_, y_, table_;
   size_t table_ints_ = 0;
 };
 

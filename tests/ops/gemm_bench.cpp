@@ -1,9 +1,10 @@
-// Micro-benchmark of the matrix kernels (not a test): achieved GB/s (mmvq, quantize) and TOPS (mmq, MoE) vs the floors.
+// Micro-benchmark of the matrix kernels (not a test): achieved GB/s (mmvq, quantize) and TFLOPS (mmq, MoE) vs the floors.
 //
 // gemm_bench [--iters N] [--quick]
-// Floors: HBM at 4.2 TB/s for memory-bound kernels, int8 dense MMA at 1979
-// TOPS (H200 SXM) for matrix-bound ones. Weight sets larger than L2 are
-// rotated through several copies so that every timed call reads from HBM.
+// Floors: HBM at 4.2 TB/s for memory-bound kernels, dense F16 MMA at 989
+// TFLOPS (H200 SXM datasheet; the bf16 GEMM measured 790 on this machine) for
+// matrix-bound ones. Weight sets larger than L2 are rotated through several
+// copies so that every timed call reads from HBM.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fp16.h"
 #include "core/quant.h"
 #include "cuda/gemm_check.h"  // TODO(merge h/cuda): "cuda/check.h"
 #include "cuda/mmq.cuh"
@@ -33,7 +35,7 @@ namespace cuda = strata::cuda;
 namespace {
 
 constexpr double kHbm = 4.2e12;     // bytes / s
-constexpr double kInt8 = 1979e12;   // dense int8 MMA ops / s
+constexpr double kF16 = 989e12;     // dense F16 MMA FLOP / s
 constexpr size_t kRotate = 256u << 20;  // rotate weight copies until this many bytes (> 5x L2)
 
 int g_iters = 20;
@@ -90,14 +92,21 @@ std::vector<uint8_t> weight_rows(GgmlType type, int64_t n_in, int64_t rows, std:
   return out;
 }
 
-// Activations of `rows` rows of n_in in the format for `type`.
-std::vector<uint8_t> act_rows(GgmlType type, int64_t n_in, int64_t rows, std::mt19937& rng) {
+// Activations of `rows` rows of n_in in the format for `type`: what mmvq
+// reads, or with gemm what the GEMMs read (F16 rows for quantized types).
+std::vector<uint8_t> act_rows(GgmlType type, int64_t n_in, int64_t rows, std::mt19937& rng, bool gemm) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(n_in * rows));
   for (float& f : x) f = nd(rng);
-  const size_t ar = core::activation_row_size(core::activation_kind(type), n_in);
+  const size_t ar = gemm ? static_cast<size_t>(cuda::gemm_act_row_bytes(type, n_in))
+                         : core::activation_row_size(core::activation_kind(type), n_in);
   std::vector<uint8_t> out(ar * rows);
-  if (core::activation_kind(type) == core::ActivationKind::Q8A) {
+  if (gemm && cuda::gemm_acts(type) == cuda::GemmActs::F16) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint16_t h = core::f32_to_fp16(x[i]);
+      std::memcpy(&out[2 * i], &h, 2);
+    }
+  } else if (core::activation_kind(type) == core::ActivationKind::Q8A) {
     for (int64_t r = 0; r < rows; ++r) {
       core::quantize_activations(&x[r * n_in], reinterpret_cast<BlockQ8A*>(&out[ar * r]), n_in);
     }
@@ -131,15 +140,14 @@ struct Shape {
   std::string label() const { return std::string(what) + " " + core::type_traits(type).name; }
 };
 
-// Weights of `sh` and `rows` activation rows for them, on the device.
+// Weights of `sh` and `rows` activation rows for them (for the GEMMs with gemm), on the device.
 struct Problem {
   Weights w;
   Dev x, y;
-  Problem(const Shape& sh, int64_t rows, std::mt19937& rng)
-      : w(sh.type, sh.n_in, sh.n_out, rng),
-        x(core::activation_row_size(core::activation_kind(sh.type), sh.n_in) * rows),
+  Problem(const Shape& sh, int64_t rows, std::mt19937& rng, bool gemm)
+      : w(sh.type, sh.n_in, sh.n_out, rng), x(act_rows(sh.type, sh.n_in, 1, rng, gemm).size() * rows),
         y(static_cast<size_t>(rows * sh.n_out * 4)) {
-    const std::vector<uint8_t> xa = act_rows(sh.type, sh.n_in, rows, rng);
+    const std::vector<uint8_t> xa = act_rows(sh.type, sh.n_in, rows, rng, gemm);
     STRATA_CUDA_CHECK(cudaMemcpy(x.p, xa.data(), xa.size(), cudaMemcpyHostToDevice));
   }
 };
@@ -178,7 +186,7 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
   for (const Shape& sh : shapes) {
     for (int T : {1, 2, 4, 8}) {
       if (T > 1 && sh.n_out < 100000) continue;
-      Problem pr(sh, T, rng);
+      Problem pr(sh, T, rng, false);
       Timer tm;
       const double t = tm.time(s, [&](int i) {
         cuda::mmvq(sh.type, pr.w.copy(i), sh.n_in, sh.n_out, pr.x.p, T, pr.y.as<float>(), s);
@@ -191,7 +199,7 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
 }
 
 void bench_mmq(cudaStream_t s, std::mt19937& rng) {
-  std::printf("\n== mmq (prompt, dense) ==\n%-30s %6s %10s %10s %8s\n", "matrix", "T", "us", "TOPS", "% int8");
+  std::printf("\n== mmq (prompt, dense) ==\n%-30s %6s %10s %10s %8s\n", "matrix", "T", "us", "TFLOPS", "% F16");
   std::vector<Shape> shapes = {
       {"attn q 2048x4096", GgmlType::Q4_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::Q5_K, 2048, 4096},
       {"attn q 2048x4096", GgmlType::Q6_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::Q8_0, 2048, 4096},
@@ -202,14 +210,14 @@ void bench_mmq(cudaStream_t s, std::mt19937& rng) {
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
     for (int64_t T : {2048, 8192}) {
-      Problem pr(sh, T, rng);
+      Problem pr(sh, T, rng, true);
       Timer tm;
       const double t = tm.time(s, [&](int i) {
         cuda::mmq(sh.type, pr.w.copy(i), sh.n_in, sh.n_out, pr.x.p, T, pr.y.as<float>(), s);
       });
       const double ops = 2.0 * T * sh.n_in * sh.n_out;
       std::printf("%-30s %6lld %10.1f %10.1f %8.1f\n", sh.label().c_str(), static_cast<long long>(T), t * 1e6,
-                  ops / t * 1e-12, 100.0 * ops / t / kInt8);
+                  ops / t * 1e-12, 100.0 * ops / t / kF16);
     }
   }
 }
@@ -240,8 +248,8 @@ void bench_moe(cudaStream_t s, std::mt19937& rng) {
     const double expert_bytes = static_cast<double>(2 * sg + sd);
     std::printf("-- %s/%s/%s: %.1f MB per layer of experts\n%-14s %10s %10s %10s %10s %10s %12s %12s\n",
                 core::type_traits(c[0]).name, core::type_traits(c[1]).name, core::type_traits(c[2]).name,
-                expert_bytes * E * 1e-6, "tokens", "map us", "gate_up us", "down us", "total us", "TOPS",
-                "int8 floor us", "HBM floor us");
+                expert_bytes * E * 1e-6, "tokens", "map us", "gate_up us", "down us", "total us", "TFLOPS",
+                "F16 floor us", "HBM floor us");
     for (int T : {2048, 8192}) {
       if (g_quick && T > 2048) continue;
       // Router-like choice: k distinct experts per token, mildly skewed.
@@ -266,30 +274,30 @@ void bench_moe(cudaStream_t s, std::mt19937& rng) {
       entries.resize(ids.size());
       for (int r = 0; r < T * k; ++r) entries[fill[ids[r]]++] = r;
       Dev doff(offsets.size() * 4), dent(entries.size() * 4), x(static_cast<size_t>(T * n_embd * 4)),
-          xq(static_cast<size_t>(T * n_embd / 32 * 40)), h(static_cast<size_t>(T * k * n_ff * 4)),
-          hq(static_cast<size_t>(T * k * n_ff / 32 * 40)), y(static_cast<size_t>(T * k * n_embd * 4));
+          xh(static_cast<size_t>(T * n_embd * 2)), hh(static_cast<size_t>(T * k * n_ff * 2)),
+          y(static_cast<size_t>(T * k * n_embd * 4));
       const int64_t max_tiles = cuda::gemm_max_tiles(T * k, E);
       Dev tiles(static_cast<size_t>(max_tiles) * sizeof(cuda::GemmTile)), count(4);
       STRATA_CUDA_CHECK(cudaMemcpy(doff.p, offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
       STRATA_CUDA_CHECK(cudaMemcpy(dent.p, entries.data(), entries.size() * 4, cudaMemcpyHostToDevice));
-      const std::vector<uint8_t> xa = act_rows(GgmlType::Q4_K, n_embd, T, rng);
-      STRATA_CUDA_CHECK(cudaMemcpy(xq.p, xa.data(), xa.size(), cudaMemcpyHostToDevice));
+      const std::vector<uint8_t> xa = act_rows(GgmlType::Q4_K, n_embd, T, rng, true);
+      STRATA_CUDA_CHECK(cudaMemcpy(xh.p, xa.data(), xa.size(), cudaMemcpyHostToDevice));
       const cuda::RowTableView table{doff.as<int32_t>(), dent.as<int32_t>(), T, k, E};
       auto* tl = tiles.as<cuda::GemmTile>();
       auto* tc = count.as<int32_t>();
       Timer tm;
       const double t_map = tm.time(s, [&](int) { cuda::gemm_tile_map(table.offsets, E, nullptr, E, tl, tc, max_tiles, s); });
       const double t_gu = tm.time(s, [&](int) {
-        cuda::moe_gate_up(w, table, x.as<float>(), xq.as<BlockQ8A>(), tl, tc, max_tiles, h.as<float>(),
-                          hq.as<BlockQ8A>(), s);
+        cuda::moe_gate_up(w, table, x.as<float>(), xh.as<uint16_t>(), tl, tc, max_tiles, nullptr, hh.as<uint16_t>(),
+                          s);
       });
       const double t_dn = tm.time(s, [&](int) {
-        cuda::moe_down(w, table, h.as<float>(), hq.as<BlockQ8A>(), tl, tc, max_tiles, y.as<float>(), s);
+        cuda::moe_down(w, table, nullptr, hh.as<uint16_t>(), tl, tc, max_tiles, y.as<float>(), s);
       });
       const double total = t_map + t_gu + t_dn;
       const double ops = 2.0 * T * k * 3.0 * n_embd * n_ff;
       std::printf("%-14d %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f %12.1f\n", T, t_map * 1e6, t_gu * 1e6, t_dn * 1e6,
-                  total * 1e6, ops / total * 1e-12, ops / kInt8 * 1e6, expert_bytes * E / kHbm * 1e6);
+                  total * 1e6, ops / total * 1e-12, ops / kF16 * 1e6, expert_bytes * E / kHbm * 1e6);
     }
     // Decode: one and four tokens through moe_experts_decode.
     for (int T : {1, 4}) {
@@ -299,7 +307,7 @@ void bench_moe(cudaStream_t s, std::mt19937& rng) {
           h(static_cast<size_t>(T * k * n_ff * 4)), hq(static_cast<size_t>(T * k * n_ff / 32 * 40)),
           y(static_cast<size_t>(T * k * n_embd * 4));
       STRATA_CUDA_CHECK(cudaMemcpy(dids.p, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
-      const std::vector<uint8_t> xa = act_rows(GgmlType::Q4_K, n_embd, T, rng);
+      const std::vector<uint8_t> xa = act_rows(GgmlType::Q4_K, n_embd, T, rng, false);
       STRATA_CUDA_CHECK(cudaMemcpy(xq.p, xa.data(), xa.size(), cudaMemcpyHostToDevice));
       Timer tm;
       const double t = tm.time(s, [&](int) {

@@ -3,15 +3,17 @@
 // Seeds are fresh every run and printed; STRATA_TEST_SEED=n replays a run.
 // Outputs are poisoned (all bits set: NaN) before each launch, so an element
 // a kernel forgets to write fails. Bounds (see each check):
-//  - quantize_q8a, mmq (all types), grouped gate/up and down products: equal
-//    to the CPU bit for bit (same integer parts, same F32 operations in the
-//    same order);
+//  - quantize_q8a, and the GEMMs of float weights (F32 activations): equal to
+//    the CPU's vec_dot bit for bit (same F32 operations in the same order);
+//  - the GEMMs of quantized weights (F16 weights and activations on the
+//    tensor cores): within gemm_ref.h's bound of the exact sum of the very
+//    products the kernel forms (its F16 weights rebuilt on the CPU);
 //  - mmvq: only the F32 summation order differs, so |gpu - cpu| <= (2 n + 40)
 //    2^-24 sum |terms| for n terms (both sums are within n 2^-24 sum |terms|
 //    of the exact one, the GPU's within its much shorter depth);
 //  - silu: the CPU and CUDA expf may differ by a couple of ulp, so h = silu(g)
-//    * u is checked to 2e-6 relative, and what follows h is computed by the
-//    CPU from the GPU's own h.
+//    * u is checked to 2e-6 relative beyond the products' bounds, and what
+//    follows h is computed by the CPU from the GPU's own h.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,11 +32,13 @@
 #include "catch.hpp"
 #include "core/quant.h"
 #include "cuda/gemm_check.h"  // TODO(merge h/cuda): "cuda/check.h"
+#include "cuda/host_route.cuh"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
 #include "cuda/moe_gemm.cuh"
 #include "cuda/quantize.cuh"
 #include "cuda/runtime.h"
+#include "ops/gemm_ref.h"
 
 using strata::core::BlockQ8A;
 using strata::core::GgmlType;
@@ -142,15 +146,34 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 // ---- the CPU side of a check --------------------------------------------------
 
-// Activations of row t in the format vec_dot takes for `type`.
+// Activations of row t in the format vec_dot takes for `type`, and as the
+// F16 rows the GEMMs of quantized weights read.
 struct Acts {
   std::vector<float> f;      // [rows][n]
   std::vector<BlockQ8A> q;   // [rows][n / 32]
+  std::vector<uint16_t> h;   // [rows][n]: f rounded to F16
+  std::vector<float> hf;     // the same as floats
   int64_t n = 0;
   const void* row(GgmlType type, int64_t t) const {
     return is_quant(type) ? static_cast<const void*>(&q[t * n / 32]) : static_cast<const void*>(&f[t * n]);
   }
 };
+
+Acts make_acts(std::vector<float> f, int64_t rows, int64_t n) {
+  Acts a;
+  a.n = n;
+  a.f = std::move(f);
+  a.q = quantize_acts(a.f, rows, n);
+  a.h = strata::test::f16_bits(a.f);
+  a.hf = strata::test::f16_values(a.h);
+  return a;
+}
+
+// The GEMM's reference for row r of w (quantized) times F16 activations x16.
+strata::test::RefDot gemm_ref_row(GgmlType type, const uint8_t* wrow, const float* x16, int64_t n) {
+  const std::vector<float> w = strata::test::gemm_weights(type, wrow, n);
+  return strata::test::gemm_ref(w.data(), x16, n);
+}
 
 // sum over the dot's F32 terms of |term|, each term isolated through vec_dot
 // itself: for quantized types a 256-value group with every activation block
@@ -223,21 +246,24 @@ struct Matrix {
   const uint8_t* row(int64_t r) const { return &host[row_bytes * r]; }
 };
 
-// T activation rows, CPU-quantized, uploaded in the weight type's format.
+// Bytes of one activation row: what mmvq (Q8A or F32) or the GEMMs (F16 or F32) read.
+int64_t act_row_bytes(GgmlType type, int64_t n, bool gemm) {
+  return gemm ? cuda::gemm_act_row_bytes(type, n)
+              : static_cast<int64_t>(core::activation_row_size(core::activation_kind(type), n));
+}
+
+// T activation rows, uploaded in the form the kernel reads for the weight
+// type: for mmvq the CPU's Q8A quantization, for the GEMMs F16.
 struct ActsOnDevice {
   Acts a;
   DevBuf<uint8_t> dev;
-  ActsOnDevice(GgmlType type, int64_t T, int64_t n, Rng& rng)
-      : dev(static_cast<size_t>(T) * core::activation_row_size(core::activation_kind(type), n)) {
-    a.n = n;
-    a.f = random_values(rng, T, n, true);
-    a.q = quantize_acts(a.f, T, n);
+  ActsOnDevice(GgmlType type, int64_t T, int64_t n, Rng& rng, bool gemm)
+      : a(make_acts(random_values(rng, T, n, true), T, n)), dev(static_cast<size_t>(T * act_row_bytes(type, n, gemm))) {
     std::vector<uint8_t> bytes(dev.size());
-    if (is_quant(type)) {
-      std::memcpy(bytes.data(), a.q.data(), bytes.size());
-    } else {
-      std::memcpy(bytes.data(), a.f.data(), bytes.size());
-    }
+    const void* src = !is_quant(type) ? static_cast<const void*>(a.f.data())
+                      : gemm          ? static_cast<const void*>(a.h.data())
+                                      : static_cast<const void*>(a.q.data());
+    std::memcpy(bytes.data(), src, bytes.size());
     dev.upload(bytes);
   }
 };
@@ -307,7 +333,7 @@ namespace {
 // the summation-order bound; then runs it again and wants the same bits.
 void check_mmvq(GgmlType type, int64_t n_in, int64_t n_out, int n_tok, Rng& rng) {
   Matrix w(type, n_in, n_out, rng);
-  ActsOnDevice x(type, n_tok, n_in, rng);
+  ActsOnDevice x(type, n_tok, n_in, rng, false);
   TestStream st;
   DevBuf<float> y(static_cast<size_t>(n_tok * n_out));
   y.poison();
@@ -365,13 +391,13 @@ TEST_CASE("Epilogue::Add adds the product to y in place", "[gpu][mmvq][mmq]") {
     for (int64_t T : {1, 5, 70}) {
       const int64_t n_in = 512, n_out = 96;
       Matrix w(type, n_in, n_out, rng);
-      ActsOnDevice x(type, T, n_in, rng);
+      const bool vector = T <= 8;
+      ActsOnDevice x(type, T, n_in, rng, !vector);
       TestStream st;
       const std::vector<float> residual = random_values(rng, T, n_out, false);
       DevBuf<float> stored(residual.size()), added(residual.size());
       stored.poison();
       added.upload(residual);
-      const bool vector = T <= 8;
       for (auto [y, epi] : {std::pair{&stored, cuda::Epilogue::Store}, std::pair{&added, cuda::Epilogue::Add}}) {
         if (vector)
           cuda::mmvq(type, w.dev.get(), n_in, n_out, x.dev.get(), static_cast<int>(T), y->get(), st.s, epi);
@@ -392,13 +418,15 @@ TEST_CASE("Epilogue::Add adds the product to y in place", "[gpu][mmvq][mmq]") {
 
 namespace {
 
-// Dense GEMM with padded strides: every output must equal vec_dot bit for bit.
+// Dense GEMM with padded strides: float weights must give vec_dot's bits,
+// quantized ones the reference (gemm_ref.h) within its bound; the F16 copy
+// (yh) is each F32 output rounded, and alone (y null) the same halves.
 void check_mmq(GgmlType type, int64_t n_in, int64_t n_out, int64_t T, Rng& rng) {
   Matrix w(type, n_in, n_out, rng);
-  // Activation rows padded by 64 bytes, outputs by 3 floats.
-  const int64_t act_row = static_cast<int64_t>(core::activation_row_size(core::activation_kind(type), n_in));
-  const int64_t ld_x = act_row + 64, ld_y = n_out + 3;
-  ActsOnDevice packed(type, T, n_in, rng);
+  // Activation rows padded by 64 bytes, outputs by 3 floats (halves by 5).
+  const int64_t act_row = cuda::gemm_act_row_bytes(type, n_in);
+  const int64_t ld_x = act_row + 64, ld_y = n_out + 3, ld_yh = n_out + 5;
+  ActsOnDevice packed(type, T, n_in, rng, true);
   std::vector<uint8_t> bytes = packed.dev.download();
   std::vector<uint8_t> pad(static_cast<size_t>(T * ld_x), 0);
   for (int64_t t = 0; t < T; ++t) std::memcpy(&pad[t * ld_x], &bytes[t * act_row], act_row);
@@ -406,7 +434,9 @@ void check_mmq(GgmlType type, int64_t n_in, int64_t n_out, int64_t T, Rng& rng) 
   x.upload(pad);
   TestStream st;
   DevBuf<float> y(static_cast<size_t>(T * ld_y));
+  DevBuf<uint16_t> yh(static_cast<size_t>(T * ld_yh));
   y.poison();
+  yh.poison();
   cuda::GemmArgs a;
   a.w.type = type;
   a.w.base = w.dev.get();
@@ -416,49 +446,74 @@ void check_mmq(GgmlType type, int64_t n_in, int64_t n_out, int64_t T, Rng& rng) 
   a.ld_x = ld_x;
   a.y = y.get();
   a.ld_y = ld_y;
+  a.yh = yh.get();
+  a.ld_yh = ld_yh;
   a.n_rows = T;
   cuda::gemm(a, st.s);
   st.sync();
   const std::vector<float> got = y.download();
+  const std::vector<uint16_t> got_h = yh.download();
 
+  const bool quant = is_quant(type);
   Report rep(std::string("mmq ") + name(type) + " n_in=" + std::to_string(n_in) + " n_out=" + std::to_string(n_out) +
              " T=" + std::to_string(T));
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t r = 0; r < n_out; ++r) {
-      const float want = core::vec_dot(type, w.row(r), packed.a.row(type, t), n_in);
+  Report reph(std::string("mmq ") + name(type) + " yh");
+  for (int64_t r = 0; r < n_out; ++r) {
+    const std::vector<float> w16 = quant ? strata::test::gemm_weights(type, w.row(r), n_in) : std::vector<float>();
+    for (int64_t t = 0; t < T; ++t) {
       const float g = got[t * ld_y + r];
-      if (std::memcmp(&g, &want, sizeof g) != 0) {
-        const int64_t n_terms = is_quant(type) ? n_in / 32 : n_in;
-        rep.bad(at(t, r), g, want,
-                (2.0 * n_terms + 40.0) * std::ldexp(1.0, -24) * abs_terms(type, w.row(r), packed.a.row(type, t), n_in));
+      if (quant) {
+        const strata::test::RefDot ref = strata::test::gemm_ref(w16.data(), &packed.a.hf[t * n_in], n_in);
+        if (!(std::fabs(g - ref.value) <= ref.bound)) rep.bad(at(t, r), g, ref.value, ref.bound);
+      } else {
+        const float want = core::vec_dot(type, w.row(r), packed.a.row(type, t), n_in);
+        if (std::memcmp(&g, &want, sizeof g) != 0) rep.bad(at(t, r) + " (float weights: bit equality)", g, want, 0.0);
       }
+      if (got_h[t * ld_yh + r] != core::f32_to_fp16(g))
+        reph.bad(at(t, r), core::fp16_to_f32(got_h[t * ld_yh + r]), g, 0.0);
     }
+  }
+  for (int64_t t = 0; t < T; ++t) {
     for (int64_t r = n_out; r < ld_y; ++r) {
       uint32_t bits;
       std::memcpy(&bits, &got[t * ld_y + r], 4);
       if (bits != 0xffffffffu) rep.bad(at(t, r) + " (padding written)", got[t * ld_y + r], 0.0, 0.0);
     }
+    for (int64_t r = n_out; r < ld_yh; ++r)
+      if (got_h[t * ld_yh + r] != 0xffffu) reph.bad(at(t, r) + " (padding written)", 0, 0, 0);
   }
-  INFO(rep.text() + " (mmq promises bit equality; 'bound' shows the summation-order bound for scale)");
+  INFO(rep.text());
   CHECK(rep.count() == 0);
+  INFO(reph.text());
+  CHECK(reph.count() == 0);
 
+  // Determinism, then the F16 rows alone.
   y.poison();
+  yh.poison();
   cuda::gemm(a, st.s);
   st.sync();
   INFO(std::string("mmq ") + name(type) + ": a second run gave different bits");
   CHECK(same_bits(got, y.download()));
+  CHECK(same_bits(got_h, yh.download()));
+  a.y = nullptr;
+  yh.poison();
+  cuda::gemm(a, st.s);
+  st.sync();
+  INFO(std::string("mmq ") + name(type) + ": yh without y");
+  CHECK(same_bits(got_h, yh.download()));
 }
 
 }  // namespace
 
-TEST_CASE("mmq equals vec_dot bit for bit", "[gpu][mmq]") {
+TEST_CASE("mmq: float weights equal vec_dot bit for bit, quantized ones the F16 reference", "[gpu][mmq]") {
   Rng rng(case_seed("mmq"));
   for (GgmlType type : kTypes) {
     const bool q = is_quant(type);
-    const int64_t ins[] = {q ? 2048 : 2048, q ? 256 : 96, q ? 768 : 32};
-    const int64_t outs[] = {200, 128, 72};
-    const int64_t toks[] = {100, 16, 130};
-    for (int i = 0; i < 3; ++i) check_mmq(type, ins[i], outs[i], toks[i], rng);
+    // Partial weight blocks (200, 72 rows of 256) and partial position tiles.
+    const int64_t ins[] = {q ? 2048 : 2048, q ? 256 : 96, q ? 768 : 32, q ? 4096 : 64};
+    const int64_t outs[] = {200, 128, 72, 520};
+    const int64_t toks[] = {100, 16, 130, 9};
+    for (int i = 0; i < 4; ++i) check_mmq(type, ins[i], outs[i], toks[i], rng);
   }
 }
 
@@ -563,13 +618,18 @@ struct Layer {
   }
 };
 
-// Checks h, hq and y of positions `pos` (table order) against the CPU:
-// gate/up products and down products exact (bound = 0) or within the
-// summation-order bound (decode), silu to 2e-6 relative, hq bit for bit
-// against the CPU's quantization of the GPU's h.
-void check_layer_rows(const Layer& L, const Routing& rt, const Acts& x, const std::vector<int>& pos,
-                      const std::vector<float>& h, const std::vector<BlockQ8A>& hq, bool check_hq,
-                      const std::vector<float>& y, bool exact, const std::string& what) {
+// How far silu(g) * u can move when g and u are off by up to bg and bu
+// (|silu'| < 1.1).
+double silu_bound(double g, double u, double bg, double bu) {
+  return 1.1 * bg * (std::fabs(u) + bu) + std::fabs(cpu_silu(static_cast<float>(g))) * bu * 1.01;
+}
+
+// Checks the decode step's h, hq and y of positions `pos` against the CPU:
+// gate/up and down products within mmvq's summation-order bound, silu to
+// 2e-6 relative, hq bit for bit against the CPU's quantization of the GPU's h.
+void check_decode_rows(const Layer& L, const Routing& rt, const Acts& x, const std::vector<int>& pos,
+                       const std::vector<float>& h, const std::vector<BlockQ8A>& hq, bool check_hq,
+                       const std::vector<float>& y, const std::string& what) {
   Report rh(what + " h"), rq(what + " hq"), ry(what + " y");
   const double u24 = std::ldexp(1.0, -24);
   for (int p : pos) {
@@ -580,14 +640,11 @@ void check_layer_rows(const Layer& L, const Routing& rt, const Acts& x, const st
       const float g = core::vec_dot(L.gate.type, L.gate.row(e, f), ag, L.n_embd);
       const float u = core::vec_dot(L.up.type, L.up.row(e, f), au, L.n_embd);
       const float want = cpu_silu(g) * u;
-      double bound = 2e-6 * std::fabs(want) + 1e-30;
-      if (!exact) {
-        const double ng = is_quant(L.gate.type) ? L.n_embd / 32 : L.n_embd;
-        const double nu = is_quant(L.up.type) ? L.n_embd / 32 : L.n_embd;
-        const double bg = (2 * ng + 40) * u24 * abs_terms(L.gate.type, L.gate.row(e, f), ag, L.n_embd);
-        const double bu = (2 * nu + 40) * u24 * abs_terms(L.up.type, L.up.row(e, f), au, L.n_embd);
-        bound += 1.1 * bg * (std::fabs(u) + bu) + std::fabs(cpu_silu(g)) * bu * 1.01;
-      }
+      const double ng = is_quant(L.gate.type) ? L.n_embd / 32 : L.n_embd;
+      const double nu = is_quant(L.up.type) ? L.n_embd / 32 : L.n_embd;
+      const double bg = (2 * ng + 40) * u24 * abs_terms(L.gate.type, L.gate.row(e, f), ag, L.n_embd);
+      const double bu = (2 * nu + 40) * u24 * abs_terms(L.up.type, L.up.row(e, f), au, L.n_embd);
+      const double bound = 2e-6 * std::fabs(want) + silu_bound(g, u, bg, bu) + 1e-30;
       const float got = h[p * L.n_ff + f];
       if (!(std::fabs(static_cast<double>(got) - want) <= bound)) {
         rh.bad("position " + std::to_string(p) + " (expert " + std::to_string(e) + ", row " + std::to_string(row) +
@@ -606,10 +663,8 @@ void check_layer_rows(const Layer& L, const Routing& rt, const Acts& x, const st
       const float want = core::vec_dot(L.down.type, L.down.row(e, o), act, L.n_ff);
       const float got = y[static_cast<size_t>(row) * L.n_embd + o];
       const double n_terms = is_quant(L.down.type) ? L.n_ff / 32 : L.n_ff;
-      const double bound =
-          exact ? 0.0 : (2 * n_terms + 40) * u24 * abs_terms(L.down.type, L.down.row(e, o), act, L.n_ff) + 1e-30;
-      const bool ok = exact ? std::memcmp(&got, &want, 4) == 0 : std::fabs(static_cast<double>(got) - want) <= bound;
-      if (!ok) {
+      const double bound = (2 * n_terms + 40) * u24 * abs_terms(L.down.type, L.down.row(e, o), act, L.n_ff) + 1e-30;
+      if (!(std::fabs(static_cast<double>(got) - want) <= bound)) {
         ry.bad("row " + std::to_string(row) + " (position " + std::to_string(p) + ", expert " + std::to_string(e) +
                    ") out " + std::to_string(o),
                got, want, bound);
@@ -624,22 +679,78 @@ void check_layer_rows(const Layer& L, const Routing& rt, const Acts& x, const st
   CHECK(ry.count() == 0);
 }
 
+// A gate/up/down product of the prompt step's reference: a quantized matrix
+// against F16 activations x16 (the GEMM's reference and bound), a float one
+// against F32 activations xf (vec_dot's bits: bound 0).
+strata::test::RefDot prompt_dot(const ExpertSet& m, int e, int64_t r, const float* x16, const float* xf) {
+  if (is_quant(m.type)) return gemm_ref_row(m.type, m.row(e, r), x16, m.n_in);
+  return {core::vec_dot(m.type, m.row(e, r), xf, m.n_in), 0.0};
+}
+
+// Checks the prompt step's outputs of every position against the reference:
+// h (F32, where written) and hh (F16, where written) from the gate and up
+// products, hh the F16 of h where both are; y from the GPU's own h as the
+// down reads it (hh for a quantized down).
+void check_prompt_rows(const Layer& L, const Routing& rt, const Acts& x, const std::vector<float>& h,
+                       const std::vector<uint16_t>& hh, const std::vector<float>& y, const std::string& what) {
+  Report rh(what + " h"), rhh(what + " hh"), ry(what + " y");
+  for (int p = 0; p < rt.T * rt.k; ++p) {
+    const int e = rt.expert_of[p], row = rt.entries[p], t = row / rt.k;
+    for (int64_t f = 0; f < L.n_ff; ++f) {
+      const strata::test::RefDot g = prompt_dot(L.gate, e, f, &x.hf[t * L.n_embd], &x.f[t * L.n_embd]);
+      const strata::test::RefDot u = prompt_dot(L.up, e, f, &x.hf[t * L.n_embd], &x.f[t * L.n_embd]);
+      const double want = cpu_silu(static_cast<float>(g.value)) * u.value;
+      const double bound = 2e-6 * std::fabs(want) + silu_bound(g.value, u.value, g.bound, u.bound) + 1e-30;
+      const std::string where = "position " + std::to_string(p) + " (expert " + std::to_string(e) + ", row " +
+                                std::to_string(row) + ") feature " + std::to_string(f);
+      const size_t i = static_cast<size_t>(p) * L.n_ff + f;
+      if (!h.empty() && !(std::fabs(h[i] - want) <= bound)) rh.bad(where, h[i], want, bound);
+      if (!hh.empty()) {
+        const float got = core::fp16_to_f32(hh[i]);
+        // and the F16 rounding: half an ulp, 2^-25 below the normal range
+        const double b16 = bound * 1.001 + std::ldexp(std::fabs(want), -11) + std::ldexp(1.0, -25);
+        if (!(std::fabs(got - want) <= b16)) rhh.bad(where, got, want, b16);
+        if (!h.empty() && hh[i] != core::f32_to_fp16(h[i])) rhh.bad(where + " (not the F16 of h)", got, h[i], 0.0);
+      }
+    }
+    std::vector<float> act16(static_cast<size_t>(L.n_ff));
+    if (!hh.empty())
+      for (int64_t f = 0; f < L.n_ff; ++f) act16[f] = core::fp16_to_f32(hh[static_cast<size_t>(p) * L.n_ff + f]);
+    const float* hf = h.empty() ? nullptr : &h[static_cast<size_t>(p) * L.n_ff];
+    for (int64_t o = 0; o < L.n_embd; ++o) {
+      const strata::test::RefDot want = prompt_dot(L.down, e, o, act16.data(), hf);
+      const float got = y[static_cast<size_t>(row) * L.n_embd + o];
+      if (!(std::fabs(got - want.value) <= want.bound)) {
+        ry.bad("row " + std::to_string(row) + " (position " + std::to_string(p) + ", expert " + std::to_string(e) +
+                   ") out " + std::to_string(o),
+               got, want.value, want.bound);
+      }
+    }
+  }
+  INFO(rh.text());
+  CHECK(rh.count() == 0);
+  INFO(rhh.text());
+  CHECK(rhh.count() == 0);
+  INFO(ry.text());
+  CHECK(ry.count() == 0);
+}
+
 // Device copies of a routing and of the layer's inputs.
 struct PromptRun {
   DevBuf<int32_t> offsets, entries;
   DevBuf<float> x;
-  DevBuf<BlockQ8A> xq;
+  DevBuf<uint16_t> xh;
   DevBuf<cuda::GemmTile> tiles;
   DevBuf<int32_t> count;
   DevBuf<float> h, y;
-  DevBuf<BlockQ8A> hq;
+  DevBuf<uint16_t> hh;
   cuda::RowTableView table;
   int64_t max_tiles;
   PromptRun(const Layer& L, const Routing& rt, const Acts& a)
-      : offsets(rt.offsets.size()), entries(rt.entries.size()), x(a.f.size()), xq(a.q.size()),
+      : offsets(rt.offsets.size()), entries(rt.entries.size()), x(a.f.size()), xh(a.h.size()),
         tiles(static_cast<size_t>(cuda::gemm_max_tiles(rt.T * rt.k, rt.E))), count(1),
         h(static_cast<size_t>(rt.T * rt.k * L.n_ff)), y(static_cast<size_t>(rt.T * rt.k * L.n_embd)),
-        hq(static_cast<size_t>(rt.T * rt.k * L.n_ff / 32)), max_tiles(cuda::gemm_max_tiles(rt.T * rt.k, rt.E)) {
+        hh(static_cast<size_t>(rt.T * rt.k * L.n_ff)), max_tiles(cuda::gemm_max_tiles(rt.T * rt.k, rt.E)) {
     offsets.upload(rt.offsets);
     entries.upload(rt.entries);
     x.upload(a.f);
@@ -648,19 +759,16 @@ struct PromptRun {
   void poison() {
     h.poison();
     y.poison();
-    hq.poison();
+    hh.poison();
     tiles.poison();
     count.poison();
   }
 };
 
 Acts moe_inputs(Rng& rng, int T, int64_t n_embd) {
-  Acts a;
-  a.n = n_embd;
-  a.f = random_values(rng, T, n_embd, true);
-  for (float& f : a.f) f *= 0.25f;  // keeps gate values where silu's exp is well inside F32
-  a.q = quantize_acts(a.f, T, n_embd);
-  return a;
+  std::vector<float> f = random_values(rng, T, n_embd, true);
+  for (float& v : f) v *= 0.25f;  // keeps gate values where silu's exp is well inside F32
+  return make_acts(std::move(f), T, n_embd);
 }
 
 }  // namespace
@@ -705,7 +813,7 @@ TEST_CASE("gemm_tile_map lists each group's tiles", "[gpu][moe]") {
   }
 }
 
-TEST_CASE("MoE prompt step: grouped gate/up and down equal the CPU", "[gpu][moe]") {
+TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu][moe]") {
   Rng rng(case_seed("moe_prompt"));
   struct Combo {
     GgmlType g, u, d;
@@ -715,7 +823,7 @@ TEST_CASE("MoE prompt step: grouped gate/up and down equal the CPU", "[gpu][moe]
       {GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K, false}, {GgmlType::Q5_K, GgmlType::Q5_K, GgmlType::Q8_0, true},
       {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_K, false}, {GgmlType::Q6_K, GgmlType::Q6_K, GgmlType::Q5_K, false},
       {GgmlType::BF16, GgmlType::BF16, GgmlType::F16, false},  {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q4_K, false},
-      {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},
+      {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},   {GgmlType::BF16, GgmlType::BF16, GgmlType::Q4_K, false},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;
@@ -726,26 +834,33 @@ TEST_CASE("MoE prompt step: grouped gate/up and down equal the CPU", "[gpu][moe]
     PromptRun run(L, rt, a);
     TestStream st;
     run.poison();
-    // x quantized on the GPU (checked against the CPU's quantization below).
-    cuda::quantize_q8a(run.x.get(), n_embd, run.xq.get(), n_embd / 32, n_embd, T, st.s);
-    const cuda::MoeScratch scratch{run.tiles.get(), run.count.get(), run.h.get(), run.hq.get()};
-    cuda::moe_experts_prompt(L.view(), run.table, run.x.get(), run.xq.get(), scratch, run.y.get(), st.s);
+    // x rounded to F16 on the GPU (checked against the CPU's rounding below).
+    cuda::f32_to_f16(run.x.get(), run.xh.get(), T * n_embd, st.s);
+    const cuda::MoeScratch scratch{run.tiles.get(), run.count.get(), run.h.get(), run.hh.get()};
+    cuda::moe_experts_prompt(L.view(), run.table, run.x.get(), run.xh.get(), scratch, run.y.get(), st.s);
     st.sync();
     INFO("combo " << L.label() << (c.ptrs ? " (pointer table)" : ""));
-    CHECK(same_bits(run.xq.download(), a.q));
-    const std::vector<float> h = run.h.download(), y = run.y.download();
-    const std::vector<BlockQ8A> hq = run.hq.download();
-    std::vector<int> all(static_cast<size_t>(T * k));
-    for (int p = 0; p < T * k; ++p) all[p] = p;
-    check_layer_rows(L, rt, a, all, h, hq, is_quant(c.d), y, true, "moe prompt " + L.label());
+    CHECK(same_bits(run.xh.download(), a.h));
+    // What moe_experts_listed writes: hh for a quantized down, h for a float
+    // one or where gate and up of two types need it for the gate.
+    const bool qd = is_quant(c.d), h_used = !qd || c.g != c.u;
+    const std::vector<float> h = h_used ? run.h.download() : std::vector<float>();
+    const std::vector<uint16_t> hh = qd ? run.hh.download() : std::vector<uint16_t>();
+    const std::vector<float> y = run.y.download();
+    check_prompt_rows(L, rt, a, h, hh, y, "moe prompt " + L.label());
+    if (!h_used) {
+      uint32_t bits;
+      std::memcpy(&bits, &run.h.download()[0], 4);
+      CHECK(bits == 0xffffffffu);  // the F32 h is not written when nothing reads it
+    }
 
     // Determinism: a second run gives the same bits.
     run.poison();
-    cuda::moe_experts_prompt(L.view(), run.table, run.x.get(), run.xq.get(), scratch, run.y.get(), st.s);
+    cuda::moe_experts_prompt(L.view(), run.table, run.x.get(), run.xh.get(), scratch, run.y.get(), st.s);
     st.sync();
-    CHECK(same_bits(h, run.h.download()));
+    if (h_used) CHECK(same_bits(h, run.h.download()));
+    if (qd) CHECK(same_bits(hh, run.hh.download()));
     CHECK(same_bits(y, run.y.download()));
-    if (is_quant(c.d)) CHECK(same_bits(hq, run.hq.download()));
 
     // A subset of the experts (as for experts streamed one by one): only
     // their rows are written, equal to the full run's.
@@ -754,11 +869,10 @@ TEST_CASE("MoE prompt step: grouped gate/up and down equal the CPU", "[gpu][moe]
     list.upload(subset);
     run.poison();
     cuda::gemm_tile_map(run.offsets.get(), E, list.get(), 3, run.tiles.get(), run.count.get(), run.max_tiles, st.s);
-    const bool qd = is_quant(c.d);
-    cuda::moe_gate_up(L.view(), run.table, run.x.get(), run.xq.get(), run.tiles.get(), run.count.get(), run.max_tiles,
-                      run.h.get(), qd ? run.hq.get() : nullptr, st.s);
-    cuda::moe_down(L.view(), run.table, run.h.get(), qd ? run.hq.get() : nullptr, run.tiles.get(), run.count.get(),
-                   run.max_tiles, run.y.get(), st.s);
+    cuda::moe_gate_up(L.view(), run.table, run.x.get(), run.xh.get(), run.tiles.get(), run.count.get(), run.max_tiles,
+                      h_used ? run.h.get() : nullptr, qd ? run.hh.get() : nullptr, st.s);
+    cuda::moe_down(L.view(), run.table, h_used ? run.h.get() : nullptr, qd ? run.hh.get() : nullptr, run.tiles.get(),
+                   run.count.get(), run.max_tiles, run.y.get(), st.s);
     st.sync();
     const std::vector<float> ys = run.y.download();
     int wrong = 0, first = -1;
@@ -811,8 +925,8 @@ TEST_CASE("MoE decode step: batched mmvq over the router's choices", "[gpu][moe]
     INFO("combo " << L.label());
     std::vector<int> all(static_cast<size_t>(T * k));
     for (int p = 0; p < T * k; ++p) all[p] = p;
-    check_layer_rows(L, flat, a, all, h.download(), hq.download(), is_quant(c[2]), y.download(), false,
-                     "moe decode " + L.label());
+    check_decode_rows(L, flat, a, all, h.download(), hq.download(), is_quant(c[2]), y.download(),
+                      "moe decode " + L.label());
   }
 }
 

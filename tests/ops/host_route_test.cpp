@@ -1,4 +1,4 @@
-// route_to_f16 / route_from_f16 against core/fp16.h: wide and scalar paths, device memory and mapped host memory.
+// f32_to_f16 / f16_to_f32 against core/fp16.h: wide and scalar paths, device memory and mapped host memory.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -76,7 +76,7 @@ std::vector<uint16_t> f16_inputs(test::Rng& rng, size_t n) {
 }  // namespace
 
 // Tolerance: bit-exact (core::f32_to_fp16: round to nearest even, overflow to inf).
-TEST_CASE("route_to_f16 rounds like core::f32_to_fp16, into device or mapped host memory") {
+TEST_CASE("f32_to_f16 rounds like core::f32_to_fp16, into device or mapped host memory") {
   for (const RouteCase& c : route_cases()) {
     DYNAMIC_SECTION(c.name()) {
       const auto [n, src_off, dst_off, route] = c;
@@ -88,7 +88,7 @@ TEST_CASE("route_to_f16 rounds like core::f32_to_fp16, into device or mapped hos
 
       cuda::DeviceBuffer src = test::to_device(in);
       test::AnyBuffer dst(total * sizeof(uint16_t), route);
-      cuda::route_to_f16(src.as<float>() + src_off, dst.dev<uint16_t>() + dst_off, n, test_stream().get());
+      cuda::f32_to_f16(src.as<float>() + src_off, dst.dev<uint16_t>() + dst_off, n, test_stream().get());
       const std::vector<uint16_t> got = dst.download<uint16_t>(total);
       CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), total * sizeof(uint16_t)));
     }
@@ -96,7 +96,7 @@ TEST_CASE("route_to_f16 rounds like core::f32_to_fp16, into device or mapped hos
 }
 
 // Tolerance: bit-exact (every half is a float).
-TEST_CASE("route_from_f16 widens like core::fp16_to_f32, from device or mapped host memory") {
+TEST_CASE("f16_to_f32 widens like core::fp16_to_f32, from device or mapped host memory") {
   for (const RouteCase& c : route_cases()) {
     DYNAMIC_SECTION(c.name()) {
       const auto [n, src_off, dst_off, route] = c;
@@ -110,14 +110,14 @@ TEST_CASE("route_from_f16 widens like core::fp16_to_f32, from device or mapped h
       test::AnyBuffer src(in.size() * sizeof(uint16_t), route);
       src.upload(in);
       cuda::DeviceBuffer dst = test::poisoned(total * sizeof(float));
-      cuda::route_from_f16(src.dev<uint16_t>() + src_off, dst.as<float>() + dst_off, n, test_stream().get());
+      cuda::f16_to_f32(src.dev<uint16_t>() + src_off, dst.as<float>() + dst_off, n, test_stream().get());
       const std::vector<float> got = test::to_host<float>(dst, total);
       CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), total * sizeof(float)));
     }
   }
 }
 
-TEST_CASE("route_to_f16 and back is cpu::round_to_f16; n == 0 does nothing, n < 0 and the legacy stream throw") {
+TEST_CASE("f32_to_f16 and back is cpu::round_to_f16; n == 0 does nothing, n < 0 and the legacy stream throw") {
   test::Rng rng = test::rng_for(1300);
   const int64_t n = 4099;
   const std::vector<float> in = f32_inputs(rng, n);
@@ -126,16 +126,16 @@ TEST_CASE("route_to_f16 and back is cpu::round_to_f16; n == 0 does nothing, n < 
   cuda::DeviceBuffer src = test::to_device(in);
   test::AnyBuffer route(n * sizeof(uint16_t), Mem::Mapped);
   cuda::DeviceBuffer back = test::poisoned(n * sizeof(float));
-  cuda::route_to_f16(src.as<float>(), route.dev<uint16_t>(), n, test_stream().get());
-  cuda::route_from_f16(route.dev<uint16_t>(), back.as<float>(), n, test_stream().get());
+  cuda::f32_to_f16(src.as<float>(), route.dev<uint16_t>(), n, test_stream().get());
+  cuda::f16_to_f32(route.dev<uint16_t>(), back.as<float>(), n, test_stream().get());
   const std::vector<float> got = test::to_host<float>(back, n);
   CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), n * sizeof(float)));
 
-  cuda::route_to_f16(src.as<float>(), route.dev<uint16_t>(), 0, test_stream().get());
-  cuda::route_from_f16(route.dev<uint16_t>(), back.as<float>(), 0, test_stream().get());
+  cuda::f32_to_f16(src.as<float>(), route.dev<uint16_t>(), 0, test_stream().get());
+  cuda::f16_to_f32(route.dev<uint16_t>(), back.as<float>(), 0, test_stream().get());
   test_stream().synchronize();
-  CHECK(test::status_of([&] { cuda::route_to_f16(src.as<float>(), route.dev<uint16_t>(), -1, test_stream().get()); }) ==
+  CHECK(test::status_of([&] { cuda::f32_to_f16(src.as<float>(), route.dev<uint16_t>(), -1, test_stream().get()); }) ==
         STRATA_ERR_INVALID_ARGUMENT);
-  CHECK(test::status_of([&] { cuda::route_from_f16(route.dev<uint16_t>(), back.as<float>(), 8, nullptr); }) ==
+  CHECK(test::status_of([&] { cuda::f16_to_f32(route.dev<uint16_t>(), back.as<float>(), 8, nullptr); }) ==
         STRATA_ERR_INVALID_ARGUMENT);
 }

@@ -1,4 +1,4 @@
-// The tensor-core fragment maps of mma_layout.h on an emulated warp: coverage, the attention kernel's ldmatrix addresses, P re-packing, S = Q K^T and O = P V.
+// The tensor-core fragment maps of mma_layout.h on an emulated warp: coverage, the attention kernel's ldmatrix addresses, P re-packing, S = Q K^T and O = P V, the quantized GEMM's K order.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -235,4 +235,53 @@ TEST_CASE("emulated warp: S = Q K^T and O = P V through the kernel's fragments")
           }
           CHECK(o[mt][dt][lane][i] == want);
         }
+}
+
+// One warp's m16 x n8 tile over a 32-value block of K as the quantized GEMM
+// (mmq_f16.cuh) fills its registers: each lane four consecutive values per
+// k-step from gemm_lane_value, A rows g (registers 0, 2) and g + 8 (1, 3),
+// B registers 0 and 1 the lane's first and last pair. Two k-steps must give
+// every (row, position) its whole 32-value dot product.
+TEST_CASE("emulated warp: the quantized GEMM's K order gives each block's dot product") {
+  float W[16][32], X[8][32];  // weight rows x block values, positions x block values
+  for (int r = 0; r < 16; ++r)
+    for (int v = 0; v < 32; ++v) W[r][v] = value(r, v, 5);
+  for (int n = 0; n < 8; ++n)
+    for (int v = 0; v < 32; ++v) X[n][v] = value(n, v, 6);
+  FragC d{};
+  for (int s = 0; s < 2; ++s) {
+    FragA a{};
+    FragB b{};
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const int g = lane >> 2, v0 = mma::gemm_lane_value(lane, s);
+      for (int r = 0; r < 4; ++r)
+        for (int e = 0; e < 2; ++e) a[lane][2 * r + e] = W[g + 8 * (r & 1)][v0 + 2 * (r >> 1) + e];
+      for (int i = 0; i < 4; ++i) b[lane][i] = X[g][v0 + i];
+    }
+    // gemm_block_value names the value PTX's (row, k) of each register holds.
+    for (int lane = 0; lane < kLanes; ++lane) {
+      for (int i = 0; i < 8; ++i) {
+        const Coord c = mma::a_elem(lane, i);
+        CHECK(a[lane][i] == W[c.row][mma::gemm_block_value(s, c.col)]);
+      }
+      for (int i = 0; i < 4; ++i) {
+        const Coord c = mma::b_elem(lane, i);
+        CHECK(b[lane][i] == X[c.col][mma::gemm_block_value(s, c.row)]);
+      }
+    }
+    mma_emulated(d, a, b);
+  }
+  for (int lane = 0; lane < kLanes; ++lane) {
+    for (int i = 0; i < 4; ++i) {
+      const Coord c = mma::c_elem(lane, i);
+      float want = 0.0f;
+      for (int v = 0; v < 32; ++v) want += W[c.row][v] * X[c.col][v];
+      CHECK(d[lane][i] == want);
+    }
+  }
+  // Each k-step covers 16 distinct values, and the two steps all 32.
+  std::vector<int> hits(32, 0);
+  for (int s = 0; s < 2; ++s)
+    for (int k = 0; k < 16; ++k) ++hits[static_cast<size_t>(mma::gemm_block_value(s, k))];
+  for (int h : hits) CHECK(h == 1);
 }

@@ -1,0 +1,106 @@
+// The CPU reference of the F16 tensor-core GEMM (src/cuda/mmq_f16.cuh): its F16 weights, F16 activations and error bound.
+//
+// The kernel decodes each quantized weight to F16 as q * scale + (-min),
+// rounded once (an F16 FMA), after rounding the block's scale and min to F16;
+// activations arrive as F16. Everything up to the products is reproduced
+// here exactly; only the tensor core's F32 summation is not, so a check
+// compares with the exact sum of the same products within
+// (n / 16 + 8) * 2^-22 * sum |products|: one F32 rounding of the running
+// sum per k16 step and a few to spare (the tensor core's additions round
+// toward zero in places, so allow about two units per step). A wrong index,
+// scale or lane swaps whole products and is far outside it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
+
+namespace strata::test {
+
+// v rounded to F16 (nearest even; overflow to inf), from the exact double.
+inline float round_f16(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return static_cast<float>(v);
+  int e = 0;
+  std::frexp(v, &e);                            // 2^(e-1) <= |v| < 2^e
+  const int ulp_exp = std::max(e - 1, -14) - 10;  // F16: 10 fraction bits, normals from 2^-14
+  const double r = std::ldexp(std::nearbyint(std::ldexp(v, -ulp_exp)), ulp_exp);
+  return std::fabs(r) > 65504.0 ? static_cast<float>(std::copysign(INFINITY, v)) : static_cast<float>(r);
+}
+
+inline float round_f16(float v) { return core::fp16_to_f32(core::f32_to_fp16(v)); }
+
+// Row `row` (n values) of a quantized matrix as the GEMM's F16 weights.
+inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, int64_t n) {
+  using core::GgmlType;
+  std::vector<float> w(static_cast<size_t>(n));
+  const auto h = [](uint16_t bits) { return static_cast<double>(core::fp16_to_f32(bits)); };
+  if (type == GgmlType::Q8_0) {
+    const auto* b = reinterpret_cast<const core::BlockQ8_0*>(row);
+    for (int64_t i = 0; i < n; ++i) w[i] = round_f16(b[i / 32].qs[i % 32] * h(b[i / 32].d));
+  } else if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
+    for (int64_t s = 0; s < n / 256; ++s) {
+      const uint8_t* B = row + s * (type == GgmlType::Q4_K ? 144 : 176);
+      uint16_t d16, dmin16;
+      std::memcpy(&d16, B, 2);
+      std::memcpy(&dmin16, B + 2, 2);
+      const uint8_t* qs = B + (type == GgmlType::Q4_K ? 16 : 48);
+      for (int e = 0; e < 256; ++e) {
+        const int j = e / 32, g = e / 64, hi = j % 2, l = e % 32;
+        uint8_t sc, m;
+        core::unpack_scale_min_k4(B + 4, j, sc, m);
+        int q = (qs[32 * g + l] >> (4 * hi)) & 15;
+        if (type == GgmlType::Q5_K) q |= ((B[16 + l] >> (2 * g + hi)) & 1) << 4;
+        const double scale = round_f16(h(d16) * sc), neg_min = round_f16(-(h(dmin16) * m));
+        w[s * 256 + e] = round_f16(q * scale + neg_min);
+      }
+    }
+  } else {
+    for (int64_t s = 0; s < n / 256; ++s) {
+      const auto& b = reinterpret_cast<const core::BlockQ6_K*>(row)[s];
+      for (int e = 0; e < 256; ++e) {
+        const int half = e / 128, r = e % 128, k = r / 32, l = r % 32;
+        const int lo = (b.ql[64 * half + l + 32 * (k & 1)] >> (4 * (k >> 1))) & 15;
+        const int hi2 = (b.qh[32 * half + l] >> (2 * k)) & 3;
+        const double scale = round_f16(h(b.d) * b.scales[e / 16]);
+        w[s * 256 + e] = round_f16(((lo | (hi2 << 4)) - 32) * scale);
+      }
+    }
+  }
+  return w;
+}
+
+// F32 values as the F16 activations the GEMM reads (bits and their floats).
+inline std::vector<uint16_t> f16_bits(const std::vector<float>& x) {
+  std::vector<uint16_t> b(x.size());
+  for (size_t i = 0; i < x.size(); ++i) b[i] = core::f32_to_fp16(x[i]);
+  return b;
+}
+inline std::vector<float> f16_values(const std::vector<uint16_t>& b) {
+  std::vector<float> x(b.size());
+  for (size_t i = 0; i < b.size(); ++i) x[i] = core::fp16_to_f32(b[i]);
+  return x;
+}
+
+struct RefDot {
+  double value = 0;
+  double bound = 0;
+};
+
+// sum w[i] x[i] exactly (in double: F16 products and their sums of up to 2^20
+// terms are exact enough) and the bound above.
+inline RefDot gemm_ref(const float* w, const float* x, int64_t n) {
+  double s = 0, a = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double p = static_cast<double>(w[i]) * x[i];
+    s += p;
+    a += std::fabs(p);
+  }
+  return {s, (static_cast<double>(n) / 16 + 8) * std::ldexp(1.0, -22) * a + 1e-30};
+}
+
+}  // namespace strata::test
