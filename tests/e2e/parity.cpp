@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+
+#include <unistd.h>
 
 #include "catch.hpp"
 #include "core/model.h"
@@ -26,7 +29,11 @@ std::string model_path(const Case& c) {
     sp.vocab = c.vocab;
     sp.router_skew = 0.0f;  // every expert busy: the GEMM tiles see every group size
     sp.seed = 2026;
-    write_synthetic_model(sp, p.string());
+    // Written under a name of this process, then renamed: test processes run
+    // at once (ctest -j) never map a file another one is still writing.
+    const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
+    write_synthetic_model(sp, tmp.string());
+    std::filesystem::rename(tmp, p);
   }
   return p.string();
 }

@@ -125,7 +125,12 @@ class DevBuf {
     STRATA_CUDA_CHECK(cudaMemcpy(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
     return v;
   }
-  void poison() { STRATA_CUDA_CHECK(cudaMemset(p_, 0xff, n_ * sizeof(T))); }
+  // cudaMemset runs on the legacy stream, which the tests' non-blocking
+  // streams do not wait for: wait here, or the poison may land after a kernel.
+  void poison() {
+    STRATA_CUDA_CHECK(cudaMemset(p_, 0xff, n_ * sizeof(T)));
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
 
  private:
   void* p_ = nullptr;
