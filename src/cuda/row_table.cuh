@@ -11,9 +11,11 @@ namespace strata::cuda {
 // on the device: offsets[e] .. offsets[e + 1] are expert e's rows in
 // entries, ascending (the same arrays, bit for bit, as the host table the
 // same ids give). ids: [n_rows] (n_rows = tokens * k), every id in
-// [0, n_expert); offsets: [n_expert + 1]; entries: [n_rows]. One block:
-// a shared-memory count, a scan, then one warp per expert scattering its
-// rows in order (stable, so deterministic). Lets a layer's expert GEMMs run
+// [0, n_expert); offsets: [n_expert + 1]; entries: [n_rows]. One block per
+// expert: it counts the rows of the experts below it (where its group
+// starts), then scatters its own rows in row order (stable, so
+// deterministic); each block reads the ids twice, from L2. (One block for
+// all experts took 116 us at 2048 tokens and about 1 ms at 8192.) Lets a layer's expert GEMMs run
 // without the host waiting for the router (their tile counts then come from
 // offsets on the device, with a bound on the host). Throws
 // Error(INVALID_ARGUMENT) for n_rows < 0 or n_expert outside [1, 2048].

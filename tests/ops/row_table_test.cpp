@@ -16,9 +16,9 @@ TEST_CASE("build_row_table equals the host RowTable: offsets and entries, every 
   struct Case {
     int T, n_expert, k;
   };
-  // qwen3-30b-a3b at 1, 37 and 2048 tokens; tiny; many experts; rows not a multiple of the warp.
-  for (const Case c : {Case{1, 128, 8}, Case{37, 128, 8}, Case{2048, 128, 8}, Case{300, 8, 2}, Case{19, 2048, 16},
-                       Case{5, 6, 6}}) {
+  // qwen3-30b-a3b at 1, 37, 2048 and 8192 tokens; tiny; many experts; rows not a multiple of the block's step.
+  for (const Case c : {Case{1, 128, 8}, Case{37, 128, 8}, Case{2048, 128, 8}, Case{8192, 128, 8}, Case{300, 8, 2},
+                       Case{19, 2048, 16}, Case{5, 6, 6}}) {
     INFO("T " << c.T << ", " << c.n_expert << " experts, k " << c.k);
     test::Rng rng = test::rng_for(static_cast<uint64_t>(c.T * 131 + c.n_expert));
     // Each token picks k distinct experts, skewed so that some groups are big and some empty.
