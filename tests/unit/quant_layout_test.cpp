@@ -88,7 +88,7 @@ TEST_CASE("Q4_K block: nibble order and scale/min per 32-element sub-block") {
   }
 }
 
-TEST_CASE("Q5_K block: fifth bit from qh[l] bit 2g (first 32 of a group) and 2g+1 (next 32)") {
+TEST_CASE("Q5_K block: fifth bit from byte l of qh, bit 2g (first 32 of a group) and 2g+1 (next 32)") {
   BlockQ5_K b{};
   b.d = 0x3c00;     // 1.0
   b.dmin = 0x3400;  // 0.25

@@ -30,7 +30,7 @@ std::vector<std::pair<int64_t, int64_t>> collect_ranges(ThreadPool& pool, int64_
 
 }  // namespace
 
-TEST_CASE("parallel_for covers [0, n) with min(n, threads) contiguous non-empty ranges") {
+TEST_CASE("parallel_for covers 0 .. n-1 with min(n, threads) contiguous non-empty ranges") {
   for (int spin_us : {0, 300}) {
     for (int threads : {1, 2, 3, 5}) {
       ThreadPool pool(threads, spin_us);
