@@ -56,18 +56,28 @@ inline void check_stream(const char* op, cudaStream_t stream) {
   require(stream != nullptr && stream != cudaStreamLegacy, op, "an explicit stream, not the legacy default stream");
 }
 
-// Multiprocessors of the current device, asked once per device.
-inline int sm_count() {
-  static std::atomic<int> cache[64];
+// An attribute of the current device, asked once per device.
+template <cudaDeviceAttr kAttr>
+inline int device_attribute() {
+  static std::atomic<int> cache[64];  // value + 1; 0: not asked yet
   int dev = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&dev));
   std::atomic<int>& slot = cache[dev & 63];
   int n = slot.load(std::memory_order_relaxed);
   if (n == 0) {
-    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    slot.store(n, std::memory_order_relaxed);
+    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&n, kAttr, dev));
+    slot.store(++n, std::memory_order_relaxed);
   }
-  return n;
+  return n - 1;
+}
+
+// Multiprocessors of the current device.
+inline int sm_count() { return device_attribute<cudaDevAttrMultiProcessorCount>(); }
+
+// Compute capability of the current device, 10 major + minor.
+inline int compute_capability() {
+  return 10 * device_attribute<cudaDevAttrComputeCapabilityMajor>() +
+         device_attribute<cudaDevAttrComputeCapabilityMinor>();
 }
 
 // Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current

@@ -11,9 +11,8 @@
 // itself and warp w + 8 (a named barrier joins the two). Then, for each
 // 32-value block j, each warp loads the B registers of its 4 position tiles
 // and decodes its A fragments from the raw bytes in registers: w4 gives
-// four quants as bytes, a byte permute puts each in an F16 1024 + q, a
-// subtraction makes it q exactly and one F16 FMA q * scale - min, rounded
-// once. No per-block fold remains (the int8 kernel this replaced spent 5 F32
+// four quants as bytes, f16_decode.cuh turns them into F16 weights
+// q * scale - min, rounded once. No per-block fold remains (the int8 kernel this replaced spent 5 F32
 // operations per MMA result on it). 16 warps a multiprocessor keep enough
 // loads and MMAs in flight: with 8 (each 32 rows x 64 positions) the tensor
 // pipe sat idle 73% of the time, waiting on shared-memory latency.
@@ -38,6 +37,7 @@
 #include <type_traits>
 
 #include "cuda/gemm_check.h"
+#include "cuda/f16_decode.cuh"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/mma_layout.h"
@@ -49,11 +49,7 @@ namespace strata::cuda::gemm_detail {
 
 template <GgmlType T>
 struct F16Cfg {
-  static constexpr int kSB = bytes_per_256(T);
-  // Q4_K, Q5_K, Q8_0 groups of a 16-byte aligned row with n_in % 256 == 0
-  // start 16-byte aligned; Q6_K's 210-byte groups start anywhere even.
-  static constexpr bool kAligned = kSB % 16 == 0;
-  static constexpr int kChunks = kAligned ? kSB / 16 : (kSB + 14 + 15) / 16;  // 16-byte granules per row piece
+  static constexpr int kChunks = staged_granules<T>();  // 16-byte granules per row piece
   // Row strides of 32 or 96 mod 128 bytes: a warp's loads of one word pair
   // (8t, 8t + 4) from 8 rows spread over the banks.
   static constexpr int kWs = T == GgmlType::Q4_K ? 160 : T == GgmlType::Q8_0 ? 288 : 224;
@@ -70,31 +66,13 @@ struct F16Cfg {
 // quarter warp (two rows, four chunks each) read 8 different bank groups.
 __device__ __forceinline__ int x_chunk(int e, int c) { return c ^ ((e & 1) << 2); }
 
-__device__ __forceinline__ __half2 half2_of(uint32_t u) {
-  __half2 h;
-  memcpy(&h, &u, sizeof h);
-  return h;
-}
-
 // Four quants (w4's bytes) as two F16 pairs of weights: (q0, q1) in lo and
-// (q2, q3) in hi, each q * scale + neg_min rounded once (scale and neg_min
-// broadcast pairs). The quants are unsigned for Q4_K/Q5_K and signed for
-// Q6_K/Q8_0 (shifted by 128 first, so every byte is a valid unsigned one).
+// (q2, q3) in hi (f16_decode.cuh), with one scale and min for all four.
 template <GgmlType T>
 __device__ __forceinline__ void decode4(uint32_t q, __half2 scale, __half2 neg_min, uint32_t& lo, uint32_t& hi) {
-  constexpr bool kSigned = T == GgmlType::Q6_K || T == GgmlType::Q8_0;
-  if constexpr (kSigned) q ^= 0x80808080u;
-  // 0x64 above a byte b is the F16 1024 + b (its ulp is 1 there).
-  const __half2 off = __float2half2_rn(kSigned ? 1152.0f : 1024.0f);
-  const __half2 v0 = __hsub2(half2_of(__byte_perm(q, 0x64646464u, 0x4140)), off);
-  const __half2 v1 = __hsub2(half2_of(__byte_perm(q, 0x64646464u, 0x4342)), off);
-  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    lo = mma::half2_bits(__hfma2(v0, scale, neg_min));
-    hi = mma::half2_bits(__hfma2(v1, scale, neg_min));
-  } else {
-    lo = mma::half2_bits(__hmul2(v0, scale));
-    hi = mma::half2_bits(__hmul2(v1, scale));
-  }
+  q = bias_quants<T>(q);
+  lo = decode_pair<T, false>(q, scale, neg_min);
+  hi = decode_pair<T, true>(q, scale, neg_min);
 }
 
 // The quants of block j that lane t of a quad decodes (gemm_lane_value: 8t
@@ -130,13 +108,9 @@ template <GgmlType T>
 static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const MmParams p) {
   using C = F16Cfg<T>;
   extern __shared__ __align__(16) uint8_t smem[];
-  __shared__ int xrow[kTileCols], yrow[kTileCols];
-  // The global rows of the tile, resolved once: weights (nullptr past
-  // n_out) and activations (nullptr past the tile).
-  __shared__ const uint8_t* wptr[kMmqRows];
-  __shared__ const uint8_t* xptr[kTileCols];
+  __shared__ TileRows<kMmqRows> rows;
   BlockTile bt;
-  if (!resolve_tile<kMmqRows>(p, xrow, yrow, bt)) return;
+  if (!setup_tile(p, rows, bt)) return;
   static_assert(kMmqRows == 256 && kTileCols == 64, "8 x 2 warps of 32 rows x 32 positions");
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -147,41 +121,20 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
   // This warp's n-tiles (8 positions each) that hold positions of the tile.
   const int live = min(4, max(0, (bt.ncols - 32 * wn + 7) / 8));
 
-  if (tid < kMmqRows) wptr[tid] = tile_row(p, bt, tid);
-  if (tid < kTileCols) xptr[tid] = xrow[tid] < 0 ? nullptr : p.x + static_cast<int64_t>(xrow[tid]) * p.ld_x;
-  __syncthreads();
-
   auto load_stage = [&](int kb) {
     uint8_t* Ws = smem + (kb & 1) * C::kStage;
     uint8_t* Xs = Ws + kMmqRows * C::kWs;
-    for (int i = tid; i < kMmqRows * C::kChunks; i += kF16Threads) {
-      const int r = i / C::kChunks, c = i - r * C::kChunks;
-      const uint8_t* row = wptr[r];
-      if (row == nullptr) continue;
-      const uintptr_t src = reinterpret_cast<uintptr_t>(row + static_cast<int64_t>(kb) * C::kSB);
-      const uintptr_t first = src & ~static_cast<uintptr_t>(15);
-      if (C::kAligned || first + 16u * c < src + C::kSB) {
-        cp_async_16(Ws + r * C::kWs + 16 * c, reinterpret_cast<const void*>(first + 16u * c));
-      }
-    }
+    stage_weights<T, kMmqRows, kF16Threads>(Ws, C::kWs, rows.wptr, kb);
     for (int i = tid; i < kTileCols * 32; i += kF16Threads) {
       const int e = i / 32, c = i % 32;
-      const uint8_t* xr = xptr[e];
+      const uint8_t* xr = rows.xptr[e];
       if (xr == nullptr) continue;
       cp_async_16(Xs + e * C::kXs + 16 * x_chunk(e, c), xr + kb * 512 + 16 * c);
     }
     cp_async_commit();
   };
 
-  // Where row r's 256-value group of stage kb starts in shared memory.
-  auto stage_row = [&](const uint8_t* Ws, int r, int kb) {
-    int off = 0;
-    if constexpr (!C::kAligned) {
-      const uint8_t* row = wptr[r];
-      if (row != nullptr) off = piece_offset(row + static_cast<int64_t>(kb) * C::kSB);
-    }
-    return Ws + r * C::kWs + off;
-  };
+  auto stage_row = [&](const uint8_t* Ws, int r, int kb) { return staged_row<T>(Ws, C::kWs, rows.wptr[r], r, kb); };
 
   // Once per stage, by warps 0..7: row tid's eight block scales as F16 pairs
   // (warp w prepares rows 32w .. 32w + 31, the rows it and warp w + 8 use).
@@ -189,17 +142,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
     const uint8_t* B = stage_row(smem + (kb & 1) * C::kStage, tid, kb);
     const RowHead head = row_head<T>(B);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const RowScale rs = row_scale<T>(B, head, j);
-      float lo = rs.a, hi = 0.0f;
-      if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-        hi = -rs.b;  // (d * sc_j, -(dmin * m_j)), both exact in F32
-      } else if constexpr (T == GgmlType::Q6_K) {
-        lo = __fmul_rn(head.d, static_cast<float>(rs.s0));  // the block's two 16-value scales
-        hi = __fmul_rn(head.d, static_cast<float>(rs.s1));
-      }
-      tab[j * kMmqRows + tid] = mma::pack_half2(lo, hi);
-    }
+    for (int j = 0; j < 8; ++j) tab[j * kMmqRows + tid] = scale_entry<T>(B, head, j);
   };
 
   float acc[2][4][4];
@@ -242,9 +185,8 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
       for (int mt = 0; mt < 2; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const __half2 e = half2_of(tab[j * kMmqRows + wm * 32 + mt * 16 + h * 8 + g]);
-          __half2 scale = __low2half2(e), neg_min = __high2half2(e);
-          if constexpr (T == GgmlType::Q6_K) scale = t < 2 ? __low2half2(e) : __high2half2(e);
+          const uint32_t e = tab[j * kMmqRows + wm * 32 + mt * 16 + h * 8 + g];
+          const __half2 scale = entry_scale<T>(e, t >= 2), neg_min = entry_neg_min(e);
           uint32_t q[2];  // values gemm_lane_value(lane, s) .. + 3 = 8t + 4s .. + 3
           w4_pair<T>(A[mt][h], j, t, q);
 #pragma unroll
@@ -289,7 +231,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
         Cs[(wn * 32 + nt * 8 + c.col) * C::kLdc + wm * 32 + mt * 16 + c.row] = acc[mt][nt][i];
       }
   __syncthreads();
-  store_tile<kF16Threads, kMmqRows>(p, bt, Cs, C::kLdc, yrow);
+  store_tile<kF16Threads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
 }
 
 template <GgmlType T>

@@ -61,6 +61,30 @@ __device__ __forceinline__ const uint8_t* tile_row(const MmParams& p, const Bloc
   return (up ? bt.W2 : bt.W) + static_cast<int64_t>(f) * p.row_bytes;
 }
 
+// A quantized kernel's maps of its tile, in shared memory: each position's
+// activation and output row (resolve_tile), and the global rows every stage
+// copies from: weights (tile_row; nullptr past n_out) and activations
+// (nullptr past the tile).
+template <int ROWS>
+struct TileRows {
+  int xrow[kTileCols], yrow[kTileCols];
+  const uint8_t* wptr[ROWS];
+  const uint8_t* xptr[kTileCols];
+};
+
+// resolve_tile, then the row pointers; false (for the whole block) when the
+// block has no tile. Ends with __syncthreads().
+template <int ROWS>
+__device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS>& tr, BlockTile& bt) {
+  if (!resolve_tile<ROWS>(p, tr.xrow, tr.yrow, bt)) return false;
+  for (int i = threadIdx.x; i < ROWS; i += blockDim.x) tr.wptr[i] = tile_row(p, bt, i);
+  for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
+    tr.xptr[i] = tr.xrow[i] < 0 ? nullptr : p.x + static_cast<int64_t>(tr.xrow[i]) * p.ld_x;
+  }
+  __syncthreads();
+  return true;
+}
+
 // Writes the block's results from Cs[position][row] (ld floats apart, shared
 // memory) through the epilogue, consecutive threads on consecutive features:
 // to the F32 rows of p.y (unless null) and, when p.yh is set, as F16 (rounded
@@ -98,6 +122,45 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
   } else {
     run(std::integral_constant<int, ROWS>{});
   }
+}
+
+// ---- a stage's weights: raw GGUF bytes of the tile's rows ------------------
+
+// 16-byte granules a row's 256-value group takes in shared memory: Q4_K,
+// Q5_K and Q8_0 groups of a 16-byte aligned row with n_in % 256 == 0 start
+// 16-byte aligned; Q6_K's 210-byte groups start anywhere even, so they take
+// whole granules around them (stage_piece).
+template <GgmlType T>
+constexpr int staged_granules() {
+  return bytes_per_256(T) % 16 == 0 ? bytes_per_256(T) / 16 : (bytes_per_256(T) + 14 + 15) / 16;
+}
+
+// Starts the copies of group kb of the rows wptr[0, ROWS) (nullptr: skipped)
+// into Ws, rows `stride` bytes apart; called by all NTHREADS threads.
+template <GgmlType T, int ROWS, int NTHREADS>
+__device__ __forceinline__ void stage_weights(uint8_t* Ws, int stride, const uint8_t* const* wptr, int kb) {
+  constexpr int kSB = bytes_per_256(T), kG = staged_granules<T>();
+  for (int i = threadIdx.x; i < ROWS * kG; i += NTHREADS) {
+    const int r = i / kG, c = i - r * kG;
+    const uint8_t* row = wptr[r];
+    if (row == nullptr) continue;
+    const uintptr_t src = reinterpret_cast<uintptr_t>(row + static_cast<int64_t>(kb) * kSB);
+    const uintptr_t first = src & ~static_cast<uintptr_t>(15);
+    if (kSB % 16 == 0 || first + 16u * c < src + kSB) {
+      cp_async_16(Ws + r * stride + 16 * c, reinterpret_cast<const void*>(first + 16u * c));
+    }
+  }
+}
+
+// Where row r's group kb starts in the stage at Ws (row = wptr[r]).
+template <GgmlType T>
+__device__ __forceinline__ const uint8_t* staged_row(const uint8_t* Ws, int stride, const uint8_t* row, int r,
+                                                     int kb) {
+  int off = 0;
+  if constexpr (bytes_per_256(T) % 16 != 0) {
+    if (row != nullptr) off = piece_offset(row + static_cast<int64_t>(kb) * bytes_per_256(T));
+  }
+  return Ws + r * stride + off;
 }
 
 }  // namespace strata::cuda::gemm_detail
