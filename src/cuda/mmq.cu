@@ -7,6 +7,8 @@
 #include "cuda/mmq.cuh"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "cuda/gemm_check.h"
 #include "cuda/mmq_internal.cuh"
@@ -15,9 +17,24 @@ namespace strata::cuda {
 
 using core::GgmlType;
 
+GemmKernel gemm_kernel() {
+  static const char* const choice = std::getenv("STRATA_GEMM");
+  if (choice == nullptr || std::strcmp(choice, "mma") == 0) return GemmKernel::MmaSync;
+  require(std::strcmp(choice, "wgmma") == 0, "gemm", "STRATA_GEMM unset, mma or wgmma");
+  return gemm_detail::compute_capability() == 90 ? GemmKernel::Wgmma : GemmKernel::MmaSync;
+}
+
 namespace {
 
 void gemm_launch(const gemm_detail::MmParams& p, GgmlType type, dim3 grid, cudaStream_t stream) {
+  if (gemm_detail::quantized_type(type) && gemm_kernel() == GemmKernel::Wgmma) {
+    switch (type) {
+      case GgmlType::Q4_K: return gemm_detail::launch_wgmma_q4_k(p, grid, stream);
+      case GgmlType::Q5_K: return gemm_detail::launch_wgmma_q5_k(p, grid, stream);
+      case GgmlType::Q6_K: return gemm_detail::launch_wgmma_q6_k(p, grid, stream);
+      default: return gemm_detail::launch_wgmma_q8_0(p, grid, stream);
+    }
+  }
   switch (type) {
     case GgmlType::Q4_K: return gemm_detail::launch_mmq_q4_k(p, grid, stream);
     case GgmlType::Q5_K: return gemm_detail::launch_mmq_q5_k(p, grid, stream);

@@ -50,8 +50,8 @@ GemmActs gemm_acts(core::GgmlType t);
 // Bytes of one activation row of n values for weights of type t.
 int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n);
 
-// Quantized weights (Q8_0, Q4_K, Q5_K, Q6_K): F16 mma.sync (m16n8k16, F32
-// accumulate) on weights decoded from their GGUF blocks to F16 in registers
+// Quantized weights (Q8_0, Q4_K, Q5_K, Q6_K): F16 tensor cores (F32
+// accumulate; gemm_kernel says which instructions) on weights decoded from their GGUF blocks to F16 in registers
 // (q * scale - min rounded once, scale and min rounded to F16 first), F16
 // activations. Results repeat bit for bit; against core::vec_dot they differ
 // by the activations' Q8A rounding there and F16 roundings here (mmq_f16.cuh
@@ -65,6 +65,14 @@ int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n);
 // shapes, types or alignments it does not take and Error(STRATA_ERR_DEVICE)
 // when a launch fails.
 void gemm(const GemmArgs& args, cudaStream_t stream);
+
+// The kernel of the quantized prompt GEMMs on the current device: MmaSync
+// (mmq_f16.cuh, every device) or Wgmma (mmq_wgmma.cuh: warpgroup MMA, the
+// same products summed in another order; compute capability 9.0 only).
+// STRATA_GEMM=wgmma selects Wgmma where the device has it; unset or
+// STRATA_GEMM=mma, MmaSync. Any other value: Error(STRATA_ERR_INVALID_ARGUMENT).
+enum class GemmKernel { MmaSync, Wgmma };
+GemmKernel gemm_kernel();
 
 // Dense convenience: Y[t][r] = dot(row r of w, X[t]) for t < n_rows; X packed
 // rows of gemm_acts(type), Y [n_rows][n_out]; epi Store or Add (Y += W·X).

@@ -46,6 +46,11 @@ void launch_mmq_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_q5_k(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream);
+// The warpgroup kernel of the quantized types (src/cuda/sm90a, sm_90a only).
+void launch_wgmma_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_wgmma_q5_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_wgmma_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream);
+void launch_wgmma_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_f32(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_f16(const MmParams& p, dim3 grid, cudaStream_t stream);
 void launch_mmq_bf16(const MmParams& p, dim3 grid, cudaStream_t stream);

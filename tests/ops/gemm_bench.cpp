@@ -335,8 +335,9 @@ int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
     STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("gemm_bench on %s (%d SMs, %.0f MB L2), %d iterations per point\n", prop.name,
-                prop.multiProcessorCount, prop.l2CacheSize / 1e6, g_iters);
+    std::printf("gemm_bench on %s (%d SMs, %.0f MB L2), %d iterations per point, quantized GEMMs on %s\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, g_iters,
+                cuda::gemm_kernel() == cuda::GemmKernel::Wgmma ? "wgmma" : "mma.sync");
     cudaStream_t s;
     STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::mt19937 rng(1234);

@@ -940,5 +940,7 @@ int main(int argc, char** argv) {
     std::printf("gemm_ops_tests: no CUDA device, skipping\n");
     return 77;
   }
+  std::printf("gemm_ops_tests: quantized GEMMs on %s\n",
+              cuda::gemm_kernel() == cuda::GemmKernel::Wgmma ? "wgmma" : "mma.sync");
   return Catch::Session().run(argc, argv);
 }

@@ -1,0 +1,180 @@
+// The warpgroup (wgmma, sm_90a) GEMM kernel for GGUF quants: weights decoded to F16 in registers as the A operand, F16 activations read by the tensor cores from shared memory, F32 sums; included by the instance files in src/cuda/sm90a.
+//
+// The same tile, stages and numerics as mmq_f16.cuh (256 weight rows x 64
+// positions, one 256-value group a stage, two stages, raw GGUF bytes copied
+// with cp.async, weights q * scale - min rounded once to F16), with
+// Hopper's warpgroup MMA in place of mma.sync:
+//   - 4 warpgroups of 128 threads; warpgroup w owns rows 64w .. 64w + 63 and
+//     all 64 positions, one wgmma m64n64k16 per 16 values of K. Each weight
+//     is decoded once per block (mma.sync's 8 x 2 warps decoded it twice),
+//     and the activations go to the tensor cores from shared memory without
+//     passing through registers.
+//   - Warp w decodes its 16 rows: per instruction one 2-byte load per row
+//     (wgmma_layout.h: quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
+//     pairs. Two sets of A registers: instruction i + 1 is decoded while i
+//     runs, and wgmma.wait_group 1 frees i - 1's.
+//   - Each warp prepares its own rows' scale table (scale_entry), so only a
+//     __syncwarp stands between the table and its readers.
+//   - A stage's activations sit as wgmma's K-major core matrices
+//     (wgmma_layout.h: x_offset), written by cp.async with 8 lanes per 128
+//     contiguous bytes; fence.proxy.async then a barrier hand them to the
+//     tensor cores, and each stage's wgmmas are waited for before the
+//     barrier that lets the next copies overwrite it.
+//
+// Numerics: the products are those of mmq_f16.cuh (tests/ops/gemm_ref.h
+// rebuilds them); only the order of the F32 sums differs, fixed by the
+// shapes, so results repeat bit for bit.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "cuda/f16_decode.cuh"
+#include "cuda/gemm_check.h"
+#include "cuda/gemm_device.cuh"
+#include "cuda/gemm_host.h"
+#include "cuda/mma_layout.h"
+#include "cuda/mma_ops.cuh"
+#include "cuda/mmq_internal.cuh"
+#include "cuda/mmq_tile.cuh"
+#include "cuda/wgmma_layout.h"
+#include "cuda/wgmma_ops.cuh"
+
+namespace strata::cuda::gemm_detail {
+
+inline constexpr int kWgThreads = 512;
+
+template <GgmlType T>
+struct WgCfg {
+  // Row strides of 16 x odd bytes mod 128: the 8 rows whose 8-byte windows a
+  // warp reads at once (quant_pairs) lie in 8 different 16-byte bank groups.
+  static constexpr int kWs = T == GgmlType::Q4_K ? 144 : T == GgmlType::Q5_K ? 176 : T == GgmlType::Q6_K ? 240 : 272;
+  static_assert(kWs >= 16 * staged_granules<T>() && kWs % 32 == 16, "a row piece fits its stride");
+  static constexpr int kXBytes = kTileCols * 512;  // 64 positions x 256 halves, first in the stage
+  static constexpr int kStage = kXBytes + kMmqRows * kWs;
+  static_assert(kStage % 1024 == 0, "stages keep the activation tile 1024-byte aligned");
+  static constexpr int kTab = 8 * kMmqRows * 4;  // half2 per (block, row)
+  static constexpr int kLdc = kMmqRows + 4;
+  static constexpr int kSmem = std::max(2 * kStage + kTab, kTileCols * kLdc * 4);
+};
+
+template <GgmlType T>
+static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const MmParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = WgCfg<T>;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ TileRows<kMmqRows> rows;
+  BlockTile bt;
+  if (!setup_tile(p, rows, bt)) return;
+  static_assert(kMmqRows == 256 && kTileCols == 64, "4 warpgroups of 64 rows x 64 positions");
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int row0 = 16 * warp;  // this warp's rows: 16 of its warpgroup's 64
+  const int nkb = p.n_in / 256;
+  uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 blocks][kMmqRows rows] of half2
+  constexpr int kLbo = wgmma::lbo_bytes(T, kTileCols);
+
+  auto load_stage = [&](int kb) {
+    uint8_t* Xs = smem + (kb & 1) * C::kStage;
+    stage_weights<T, kMmqRows, kWgThreads>(Xs + C::kXBytes, C::kWs, rows.wptr, kb);
+    for (int i = tid; i < kTileCols * wgmma::kChunks; i += kWgThreads) {
+      const int n = wgmma::x_copy_column(i), c = wgmma::x_copy_chunk(i);
+      const uint8_t* xr = rows.xptr[n];
+      if (xr == nullptr) continue;  // past the tile: its columns' results are never stored
+      cp_async_16(Xs + wgmma::x_offset(n, c, kTileCols), xr + kb * 512 + 16 * c);
+    }
+    cp_async_commit();
+  };
+
+  // This warp's 16 rows' scale table for stage kb: lane l takes row l % 16,
+  // blocks 4 (l / 16) .. + 3.
+  auto prep = [&](int kb) {
+    const int r = row0 + (lane & 15), j0 = 4 * (lane >> 4);
+    const uint8_t* B = staged_row<T>(smem + (kb & 1) * C::kStage + C::kXBytes, C::kWs, rows.wptr[r], r, kb);
+    const RowHead head = row_head<T>(B);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) tab[(j0 + j) * kMmqRows + r] = scale_entry<T>(B, head, j0 + j);
+    __syncwarp();
+  };
+
+  float acc[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
+
+  auto compute = [&](int kb) {
+    uint8_t* stage = smem + (kb & 1) * C::kStage;
+    const uint8_t* Ws = stage + C::kXBytes;
+    const uint8_t* A[2] = {staged_row<T>(Ws, C::kWs, rows.wptr[row0 + g], row0 + g, kb),
+                           staged_row<T>(Ws, C::kWs, rows.wptr[row0 + g + 8], row0 + g + 8, kb)};
+    const uint64_t desc0 = wgmma::smem_desc(mma::smem_u32(stage), kLbo, wgmma::kSbo);
+    uint32_t a[2][4];
+    uint32_t e[2][2];  // the scale entries of rows g, g + 8 for core matrices 0, 1
+#pragma unroll
+    for (int i = 0; i < wgmma::kSteps; ++i) {
+      const int c0 = wgmma::chunk_of(T, i, 0), c1 = wgmma::chunk_of(T, i, 1);
+      if ((i & 3) == 0) {  // the blocks change every 4 instructions (first_chunk)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint32_t* tr = tab + row0 + g + 8 * h;
+          e[h][0] = tr[wgmma::block_of_chunk(c0) * kMmqRows];
+          e[h][1] = tr[wgmma::block_of_chunk(c1) * kMmqRows];
+        }
+      }
+      uint32_t(&ai)[4] = a[i & 1];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows g and g + 8
+        const uint32_t q = bias_quants<T>(wgmma::quant_pairs<T>(A[h], i, t));
+        ai[wgmma::a_reg(h, 0)] =
+            decode_pair<T, false>(q, entry_scale<T>(e[h][0], wgmma::second_half(c0)), entry_neg_min(e[h][0]));
+        ai[wgmma::a_reg(h, 1)] =
+            decode_pair<T, true>(q, entry_scale<T>(e[h][1], wgmma::second_half(c1)), entry_neg_min(e[h][1]));
+      }
+      wgmma::fence();
+      // Chunk c0 of position 0 starts the instruction's B.
+      wgmma::mma_m64n64k16(acc, ai, wgmma::desc_at(desc0, wgmma::x_offset(0, c0, kTileCols)));
+      wgmma::commit();
+      wgmma::wait<1>();
+    }
+    wgmma::wait<0>();  // this stage's shared memory is read before the next barrier
+  };
+
+  load_stage(0);
+  for (int kb = 0; kb < nkb; ++kb) {
+    cp_async_wait<0>();
+    wgmma::fence_proxy_async();
+    __syncthreads();  // stage kb visible to every warp and to the tensor cores; stage kb - 1 read by all
+    if (kb + 1 < nkb) load_stage(kb + 1);
+    prep(kb);
+    compute(kb);
+  }
+#pragma unroll
+  for (int i = 0; i < 32; ++i) wgmma::fence_operand(acc[i]);
+  __syncthreads();  // the stages are read; Cs overwrites them
+
+  float* Cs = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const mma::Coord c = mma::c_elem(lane, r);
+      Cs[(8 * nt + c.col) * C::kLdc + row0 + c.row] = acc[4 * nt + r];
+    }
+  __syncthreads();
+  store_tile<kWgThreads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
+#else
+  __trap();  // built for sm_90a only; wgmma_available() keeps other devices from launching it
+#endif
+}
+
+template <GgmlType T>
+void launch_wgmma(const MmParams& p, dim3 grid, cudaStream_t stream) {
+  static std::atomic<uint64_t> configured{0};
+  allow_smem(reinterpret_cast<const void*>(&mmq_wgmma_kernel<T>), WgCfg<T>::kSmem, configured);
+  mmq_wgmma_kernel<T><<<grid, kWgThreads, WgCfg<T>::kSmem, stream>>>(p);
+  launch_check("mmq_wgmma_kernel", stream);
+}
+
+}  // namespace strata::cuda::gemm_detail

@@ -1,0 +1,155 @@
+// The warpgroup (wgmma) form of the quantized GEMM (mmq_wgmma.cuh): which K values each instruction multiplies, where a stage's activations sit in shared memory, the B descriptor, the quants each lane decodes; plain C++ maps a CPU test checks.
+//
+// Source: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"
+// (register fragments of wgmma .m64nNk16, shared memory matrix layout,
+// matrix descriptor format). Facts used:
+//
+//   A from registers: warp w of the warpgroup holds rows 16 (w % 4) .. + 15
+//     in the layout of mma.sync m16n8k16's A (mma_layout.h a_elem): logical
+//     k 0..7 in registers 0, 1 and k 8..15 in registers 2, 3, lane (g, t)
+//     holding k 2t, 2t + 1 (+ 8) of rows g (registers 0, 2) and g + 8 (1, 3).
+//   B from shared memory, K-major (each column's K values contiguous), no
+//     swizzle: 8 x 8 "core matrices" of 8 columns x 8 K values, each column
+//     one 16-byte row; element (k, n) of an instruction lies at
+//     start + (k / 8) * LBO + (n / 8) * SBO + (n % 8) * 16 + (k % 8) * 2,
+//     LBO being the stride between the two core matrices along K and SBO the
+//     stride between groups of 8 columns.
+//   D: warp w's rows as A's; register 4 i + r holds row g (r < 2) or g + 8,
+//     column 8 i + 2t + (r & 1): mma.sync's C layout repeated along N.
+//   Descriptor: bits 0-13 start address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4,
+//     49-51 base offset (0), 62-63 swizzle (0: none).
+//
+// K order. Each instruction takes two 8-value chunks of the stage's 256
+// values (chunk c = values 8c .. 8c + 7), chunks first_chunk(i) and
+// first_chunk(i) + chunk_delta, as its core matrices along K. The pairs are
+// chosen so that one 2-byte load per row gives a lane both of its pairs:
+// the two chunks sit in the same GGUF bytes (low and high nibbles; Q5_K's
+// and Q6_K's high bits in one more pair of bytes), Q8_0 excepted (two
+// loads). Lane t's pair of a chunk is values 8c + 2t, 8c + 2t + 1, the
+// activation tile stores each chunk whole, and the sum over k of an
+// instruction is the same for any pairing, so A and B only have to agree.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/quant.h"
+#include "cuda/mma_layout.h"
+
+namespace strata::cuda::wgmma {
+
+using core::GgmlType;
+
+inline constexpr int kSteps = 16;        // instructions (k16 steps) per 256-value stage
+inline constexpr int kChunks = 32;       // 8-value chunks per stage
+inline constexpr int kCoreBytes = 128;   // one core matrix: 8 columns x 16 bytes
+inline constexpr int kSbo = kCoreBytes;  // groups of 8 columns are adjacent
+
+// Chunks of one instruction's second core matrix past its first: 4 (the
+// other nibble of a Q4_K/Q5_K byte, Q8_0's next block) or 8 (Q6_K's other
+// nibble lies 64 values on).
+constexpr STRATA_HD int chunk_delta(GgmlType t) { return t == GgmlType::Q6_K ? 8 : 4; }
+
+// The first chunk of instruction i (0..15).
+//   Q4_K, Q5_K, Q8_0: i = 4 p + w: chunk 8 p + w, the second 8 p + 4 + w
+//     (blocks 2p and 2p + 1, values 8w .. 8w + 7 of each).
+//   Q6_K: i = 8 h + 4 k + w (k = 0, 1): chunk 16 h + 4 k + w, the second 8
+//     further (sub-blocks 4h + k and 4h + k + 2 of half h).
+constexpr STRATA_HD int first_chunk(GgmlType t, int i) {
+  return t == GgmlType::Q6_K ? 16 * (i >> 3) + 4 * ((i >> 2) & 1) + (i & 3) : 8 * (i >> 2) + (i & 3);
+}
+
+// Chunk of core matrix m (0, 1) of instruction i.
+constexpr STRATA_HD int chunk_of(GgmlType t, int i, int m) { return first_chunk(t, i) + m * chunk_delta(t); }
+
+// Byte offset of chunk c of column (position) n in a stage's activation
+// tile of `cols` columns: core matrix (c, n / 8) at ((c * cols / 8) + n / 8)
+// core matrices, column n % 8 its row.
+constexpr STRATA_HD int x_offset(int n, int c, int cols) {
+  return (c * (cols / 8) + n / 8) * kCoreBytes + (n % 8) * 16;
+}
+
+// The activation copies of a stage (64 columns x 32 chunks, 16 bytes each):
+// copy k (0..2047) takes column x_copy_column(k), chunk x_copy_chunk(k), so
+// 8 consecutive copies fill one core matrix's 128 bytes and a warp's 32
+// read 64 contiguous bytes of each of 8 activation rows.
+constexpr STRATA_HD int x_copy_column(int k) { return (k & 7) | (((k >> 5) & 7) << 3); }
+constexpr STRATA_HD int x_copy_chunk(int k) { return ((k >> 3) & 3) | ((k >> 8) << 2); }
+
+// LBO of a tile of `cols` columns: chunk_delta chunks along K.
+constexpr STRATA_HD int lbo_bytes(GgmlType t, int cols) { return chunk_delta(t) * (cols / 8) * kCoreBytes; }
+
+// Where the hardware reads B element (k, n) of an instruction (see above).
+constexpr STRATA_HD int b_elem_offset(int k, int n, int lbo, int sbo) {
+  return (k / 8) * lbo + (n / 8) * sbo + (n % 8) * 16 + (k % 8) * 2;
+}
+
+// The descriptor of a K-major, unswizzled operand at shared address addr.
+constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
+         (static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32);
+}
+
+// The descriptor of the operand `bytes` past the one desc describes (the
+// start address field, in 16-byte units, stays below 2^14: shared memory
+// addresses are below 256 KiB).
+constexpr STRATA_HD uint64_t desc_at(uint64_t desc, int bytes) { return desc + static_cast<uint64_t>(bytes >> 4); }
+
+// The A register of lane's row g + 8 h (h = 0, 1) and core matrix m: rows
+// g / g + 8 alternate, k 2t, 2t + 1 (m = 0) come before k 2t + 8, 2t + 9.
+constexpr STRATA_HD int a_reg(int h, int m) { return h + 2 * m; }
+
+// The 32-value block (scale index of the prep table) that chunk c lies in,
+// and for Q6_K whether it is the block's second 16-value half.
+constexpr STRATA_HD int block_of_chunk(int c) { return c / 4; }
+constexpr STRATA_HD bool second_half(int c) { return (c & 3) >= 2; }
+
+STRATA_HD inline uint32_t ld16(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const uint16_t*>(p);
+#else
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+#endif
+}
+
+// Lane t's quants of instruction i in the 256-value group at B (GGUF bytes):
+// values 8c + 2t and 8c + 2t + 1 of chunk c = chunk_of(i, 0) in bytes 0 and
+// 1, those of chunk_of(i, 1) in bytes 2 and 3. Unsigned (0..15, 0..31) for
+// Q4_K and Q5_K, two's complement bytes for Q6_K (q - 32) and Q8_0.
+template <GgmlType T>
+STRATA_HD inline uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+  const int w = i & 3;
+  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
+    // Values 64p + l (low nibbles) and 64p + 32 + l (high) share qs[32p + l];
+    // (v | v << 12) puts the high nibbles of bytes 0, 1 at bits 16, 24.
+    constexpr int kQs = T == GgmlType::Q4_K ? 16 : 48;
+    const int p = i >> 2, l = 8 * w + 2 * t;
+    const uint32_t v = ld16(B + kQs + 32 * p + l);
+    uint32_t u = (v | (v << 12)) & 0x0F0F0F0Fu;
+    if constexpr (T == GgmlType::Q5_K) {
+      // The fifth bit of value 32j + l is bit j of qh[l] (qh at 16): bit 2p
+      // of each byte to bit 4 of bytes 0, 1, bit 2p + 1 to bit 4 of bytes 2, 3.
+      const uint32_t h = ld16(B + 16 + l) >> (2 * p);
+      u |= ((h & 0x0101u) << 4) | ((h & 0x0202u) << 19);
+    }
+    return u;
+  } else if constexpr (T == GgmlType::Q6_K) {
+    // Half h, sub-blocks k and k + 2: low 4 bits in the low and high nibbles
+    // of ql[64h + 32k + l], high 2 bits at 2k and 2k + 4 of qh[32h + l].
+    const int h = i >> 3, k = (i >> 2) & 1, l = 8 * w + 2 * t;
+    const uint32_t v = ld16(B + 64 * h + 32 * k + l);
+    const uint32_t q = ld16(B + 128 + 32 * h + l) >> (2 * k);
+    const uint32_t u = ((v | (v << 12)) & 0x0F0F0F0Fu) | ((q & 0x0303u) << 4) | ((q & 0x3030u) << 16);
+    // q - 32 per byte: bit 7 set first, so no borrow crosses a byte.
+    return ((u | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
+  } else {
+    static_assert(T == GgmlType::Q8_0, "quant_pairs: not a quantized type");
+    // Blocks 2p and 2p + 1 (34 bytes each, quants after the 2-byte scale).
+    const int p = i >> 2, l = 8 * w + 2 * t;
+    return ld16(B + 34 * (2 * p) + 2 + l) | (ld16(B + 34 * (2 * p + 1) + 2 + l) << 16);
+  }
+}
+
+}  // namespace strata::cuda::wgmma

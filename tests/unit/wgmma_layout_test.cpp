@@ -1,0 +1,192 @@
+// The warpgroup GEMM's maps (src/cuda/wgmma_layout.h) on the CPU: every K value multiplied once per stage, A and B agreeing on it, the quants each lane decodes from real GGUF bytes, the activation copies, the descriptor.
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fp16.h"
+#include "core/quant_blocks.h"
+#include "cuda/mma_layout.h"
+#include "cuda/wgmma_layout.h"
+#include "ops/gemm_ref.h"
+
+namespace wg = strata::cuda::wgmma;
+namespace mma = strata::cuda::mma;
+using strata::core::GgmlType;
+
+namespace {
+
+constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0};
+constexpr int kCols = 64;
+
+std::string type_name(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q4_K: return "q4_K";
+    case GgmlType::Q5_K: return "q5_K";
+    case GgmlType::Q6_K: return "q6_K";
+    default: return "q8_0";
+  }
+}
+
+// The stage value (0..255) that logical k (0..15) of instruction i multiplies.
+int value_of(GgmlType t, int i, int k) { return 8 * wg::chunk_of(t, i, k / 8) + k % 8; }
+
+// One 256-value group of `type` with random quants and unit scales (d = 1,
+// every sub-block scale 1, every min 0), so its F16 weights are its quants
+// (q - 32 for Q6_K).
+std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  const uint16_t one = strata::core::f32_to_fp16(1.0f);
+  auto random_bytes = [&](uint8_t* p, int n) {
+    for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(byte(rng));
+  };
+  std::vector<uint8_t> g;
+  if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
+    g.resize(type == GgmlType::Q4_K ? 144 : 176);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    std::memcpy(g.data(), &one, 2);
+    std::memset(g.data() + 2, 0, 2);  // dmin
+    // unpack_scale_min_k4: sc_j = scales[j] & 63 and m_j = scales[j + 4] & 63
+    // for j < 4; for j >= 4 the low nibbles of scales[j + 4] (sc) and its
+    // high nibbles (m), plus the top bits of scales[j - 4] / scales[j].
+    uint8_t* sc = g.data() + 4;
+    for (int j = 0; j < 4; ++j) sc[j] = 1, sc[j + 4] = 0, sc[j + 8] = 0x01;
+  } else if (type == GgmlType::Q6_K) {
+    g.resize(210);
+    random_bytes(g.data(), 192);  // ql, qh
+    for (int i = 0; i < 16; ++i) g[192 + i] = 1;
+    std::memcpy(g.data() + 208, &one, 2);
+  } else {
+    g.resize(8 * 34);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    for (int b = 0; b < 8; ++b) std::memcpy(g.data() + 34 * b, &one, 2);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it", "[wgmma]") {
+  for (GgmlType t : kTypes) {
+    INFO(type_name(t));
+    std::vector<int> seen(256, 0);
+    for (int i = 0; i < wg::kSteps; ++i) {
+      for (int k = 0; k < 16; ++k) ++seen[static_cast<size_t>(value_of(t, i, k))];
+    }
+    for (int v = 0; v < 256; ++v) {
+      INFO("value " << v);
+      REQUIRE(seen[static_cast<size_t>(v)] == 1);
+    }
+    const int lbo = wg::lbo_bytes(t, kCols);
+    for (int i = 0; i < wg::kSteps; ++i) {
+      // B: the hardware's address of (k, n) from the instruction's start is
+      // where the copies put value value_of(i, k) of position n.
+      const int start = wg::x_offset(0, wg::first_chunk(t, i), kCols);
+      for (int k = 0; k < 16; ++k) {
+        for (int n = 0; n < kCols; ++n) {
+          const int v = value_of(t, i, k);
+          INFO("instruction " << i << " k " << k << " n " << n);
+          REQUIRE(start + wg::b_elem_offset(k, n, lbo, wg::kSbo) == wg::x_offset(n, v / 8, kCols) + 2 * (v % 8));
+        }
+      }
+      // A: register a_reg(h, m), half e of lane (g, t) is row g + 8h, the
+      // logical k whose value is lane t's pair of chunk m (quant_pairs).
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, tq = lane % 4;
+        for (int h = 0; h < 2; ++h) {
+          for (int m = 0; m < 2; ++m) {
+            for (int e = 0; e < 2; ++e) {
+              const mma::Coord c = mma::a_elem(lane, 2 * wg::a_reg(h, m) + e);
+              INFO("instruction " << i << " lane " << lane << " h " << h << " m " << m << " e " << e);
+              REQUIRE(c.row == g + 8 * h);
+              REQUIRE(value_of(t, i, c.col) == 8 * wg::chunk_of(t, i, m) + 2 * tq + e);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[wgmma]") {
+  std::mt19937 rng(20261201);
+  for (GgmlType t : kTypes) {
+    INFO(type_name(t));
+    for (int rep = 0; rep < 8; ++rep) {
+      const std::vector<uint8_t> group = unit_scale_group(t, rng);
+      const std::vector<float> w = strata::test::gemm_weights(t, group.data(), 256);
+      for (int i = 0; i < wg::kSteps; ++i) {
+        for (int tq = 0; tq < 4; ++tq) {
+          uint32_t q = 0;
+          switch (t) {
+            case GgmlType::Q4_K: q = wg::quant_pairs<GgmlType::Q4_K>(group.data(), i, tq); break;
+            case GgmlType::Q5_K: q = wg::quant_pairs<GgmlType::Q5_K>(group.data(), i, tq); break;
+            case GgmlType::Q6_K: q = wg::quant_pairs<GgmlType::Q6_K>(group.data(), i, tq); break;
+            default: q = wg::quant_pairs<GgmlType::Q8_0>(group.data(), i, tq); break;
+          }
+          for (int m = 0; m < 2; ++m) {
+            for (int e = 0; e < 2; ++e) {
+              const uint8_t b = static_cast<uint8_t>(q >> (8 * (2 * m + e)));
+              const int got = t == GgmlType::Q4_K || t == GgmlType::Q5_K ? b : static_cast<int8_t>(b);
+              const int v = 8 * wg::chunk_of(t, i, m) + 2 * tq + e;
+              INFO("instruction " << i << " lane t " << tq << " value " << v);
+              REQUIRE(static_cast<float>(got) == w[static_cast<size_t>(v)]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("wgmma: a chunk's scale is its block's, Q6_K's by its 16-value half", "[wgmma]") {
+  for (int c = 0; c < wg::kChunks; ++c) {
+    CHECK(wg::block_of_chunk(c) == 8 * c / 32);
+    CHECK(wg::second_half(c) == (8 * c % 32 >= 16));
+  }
+}
+
+TEST_CASE("wgmma: the activation copies fill the tile once, 128 contiguous bytes per 8 lanes", "[wgmma]") {
+  std::set<int> offsets;
+  for (int k = 0; k < kCols * wg::kChunks; ++k) {
+    const int n = wg::x_copy_column(k), c = wg::x_copy_chunk(k);
+    REQUIRE((n >= 0 && n < kCols));
+    REQUIRE((c >= 0 && c < wg::kChunks));
+    offsets.insert(wg::x_offset(n, c, kCols));
+    if (k % 8 == 0) {
+      // A lane group of 8: one core matrix, its rows in order.
+      for (int l = 1; l < 8; ++l) {
+        REQUIRE(wg::x_offset(wg::x_copy_column(k + l), wg::x_copy_chunk(k + l), kCols) ==
+                wg::x_offset(n, c, kCols) + 16 * l);
+      }
+    }
+    if (k % 32 == 0) {
+      // A warp: 8 activation rows, 4 consecutive chunks (64 bytes) of each.
+      for (int l = 0; l < 32; ++l) {
+        REQUIRE(wg::x_copy_column(k + l) == n + l % 8);
+        REQUIRE(wg::x_copy_chunk(k + l) == c + (l / 8));
+      }
+    }
+  }
+  REQUIRE(offsets.size() == static_cast<size_t>(kCols * wg::kChunks));
+  REQUIRE(*offsets.rbegin() == kCols * 512 - 16);
+}
+
+TEST_CASE("wgmma: descriptors hold the start, LBO and SBO in 16-byte units", "[wgmma]") {
+  const uint32_t addr = 0x1A400;  // a stage in the upper half of shared memory
+  for (GgmlType t : kTypes) {
+    const int lbo = wg::lbo_bytes(t, kCols);
+    const uint64_t d = wg::smem_desc(addr, static_cast<uint32_t>(lbo), wg::kSbo);
+    CHECK(((d & 0x3FFF) << 4) == addr);
+    CHECK((((d >> 16) & 0x3FFF) << 4) == static_cast<uint64_t>(lbo));
+    CHECK((((d >> 32) & 0x3FFF) << 4) == static_cast<uint64_t>(wg::kSbo));
+    CHECK((d >> 46) == 0);  // base offset 0, no swizzle
+    for (int i = 0; i < wg::kSteps; ++i) {
+      const int off = wg::x_offset(0, wg::first_chunk(t, i), kCols);
+      CHECK(wg::desc_at(d, off) == wg::smem_desc(addr + static_cast<uint32_t>(off), static_cast<uint32_t>(lbo), wg::kSbo));
+    }
+  }
+}
