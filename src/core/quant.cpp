@@ -280,12 +280,44 @@ float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n) {
   fail(STRATA_ERR_INTERNAL, "vec_dot: no kernel for computable type {}", t.name);
 }
 
+namespace {
+
+template <typename Block>
+std::array<const Block*, 4> typed_rows(const void* const rows[4]) {
+  return {static_cast<const Block*>(rows[0]), static_cast<const Block*>(rows[1]), static_cast<const Block*>(rows[2]),
+          static_cast<const Block*>(rows[3])};
+}
+
+}  // namespace
+
+void vec_dot4(GgmlType w, const void* const rows[4], const void* act, int64_t n, float out[4]) {
+  const TypeTraits& t = computable_traits(w, n, "vec_dot4");
+  const int64_t nb = n / t.block_size;
+  const auto* xq = static_cast<const BlockQ8A*>(act);
+  if (cpu_has_avx2()) {
+    switch (w) {
+      case GgmlType::Q8_0: return dot4_q8_0_avx2(typed_rows<BlockQ8_0>(rows).data(), xq, nb, out);
+      case GgmlType::Q4_K: return dot4_q4_k_avx2(typed_rows<BlockQ4_K>(rows).data(), xq, nb, out);
+      case GgmlType::Q5_K: return dot4_q5_k_avx2(typed_rows<BlockQ5_K>(rows).data(), xq, nb, out);
+      case GgmlType::Q6_K: return dot4_q6_k_avx2(typed_rows<BlockQ6_K>(rows).data(), xq, nb, out);
+      default: break;
+    }
+  }
+  for (int r = 0; r < 4; ++r) out[r] = vec_dot(w, rows[r], act, n);
+}
+
 void matvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const void* act, float* out) {
   if (rows < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "matvec: {} rows", rows);
   computable_traits(type, cols, "matvec");
   const size_t stride = row_size(type, cols);
   const auto* base = static_cast<const unsigned char*>(w);
-  for (int64_t r = 0; r < rows; ++r) out[r] = vec_dot(type, base + static_cast<size_t>(r) * stride, act, cols);
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const void* quad[4] = {base + static_cast<size_t>(r) * stride, base + static_cast<size_t>(r + 1) * stride,
+                           base + static_cast<size_t>(r + 2) * stride, base + static_cast<size_t>(r + 3) * stride};
+    vec_dot4(type, quad, act, cols, out + r);
+  }
+  for (; r < rows; ++r) out[r] = vec_dot(type, base + static_cast<size_t>(r) * stride, act, cols);
 }
 
 }  // namespace strata::core

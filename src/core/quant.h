@@ -121,6 +121,11 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          (int32, exact: |isum| < 2^24); acc += (d * a.d) * (float)isum.
 float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
 
+// out[r] = vec_dot(w, rows[r], act, n) for r = 0..3, bit for bit; faster
+// than four calls where the CPU has AVX2 (the rows share the activation
+// loads and their sums interleave).
+void vec_dot4(GgmlType w, const void* const rows[4], const void* act, int64_t n, float out[4]);
+
 // out[r] = vec_dot(type, row r of w, act, cols) for r in 0..rows-1; rows are
 // row_size(type, cols) bytes apart. Single-threaded: the engine adds threads.
 void matvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const void* act, float* out);

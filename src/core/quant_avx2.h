@@ -24,4 +24,13 @@ float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
 
+// Four rows against the same activations, out[r] = the one-row form of x[r]
+// bit for bit: the rows share the activation loads, and the four sequential
+// F32 sums advance side by side in one vector (each row's terms still added
+// one at a time in the portable order).
+void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+
 }  // namespace strata::core

@@ -78,3 +78,68 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
   const auto q4 = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
   CHECK(same(vec_dot(GgmlType::Q4_K, q4.data(), a.data(), 256 * kSuper), dot_q4_k_avx2(q4.data(), a.data(), kSuper)));
 }
+
+TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight type") {
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  const int64_t n = 256 * kSuper;
+  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::F32, GgmlType::F16,
+                        GgmlType::BF16}) {
+    INFO(type_traits(type).name);
+    const size_t rb = row_size(type, n);
+    for (int rep = 0; rep < 20; ++rep) {
+      // Four real rows (quantized random values), activations as vec_dot takes them for this type.
+      std::vector<uint8_t> w(4 * rb);
+      for (int r = 0; r < 4; ++r) quantize_row(type, rng.vec(static_cast<size_t>(n), 2.0f).data(), &w[r * rb], n);
+      const std::vector<float> x = rng.vec(static_cast<size_t>(n), 3.0f);
+      std::vector<BlockQ8A> xq(static_cast<size_t>(n / 32));
+      quantize_activations(x.data(), xq.data(), n);
+      const void* act = activation_kind(type) == ActivationKind::Q8A ? static_cast<const void*>(xq.data()) : x.data();
+      const void* rows[4] = {&w[0], &w[rb], &w[2 * rb], &w[3 * rb]};
+      float out[4];
+      vec_dot4(type, rows, act, n, out);
+      for (int r = 0; r < 4; ++r) {
+        INFO("rep " << rep << " row " << r);
+        CHECK(same(out[r], vec_dot(type, rows[r], act, n)));
+      }
+    }
+  }
+}
+
+TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  for (int rep = 0; rep < 50; ++rep) {
+    const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
+    std::vector<BlockQ4_K> q4[4];
+    std::vector<BlockQ5_K> q5[4];
+    std::vector<BlockQ6_K> q6[4];
+    std::vector<BlockQ8_0> q8[4];
+    for (int r = 0; r < 4; ++r) {
+      q4[r] = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
+      q5[r] = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
+      q6[r] = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
+      q8[r] = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
+    }
+    const BlockQ4_K* x4[4] = {q4[0].data(), q4[1].data(), q4[2].data(), q4[3].data()};
+    const BlockQ5_K* x5[4] = {q5[0].data(), q5[1].data(), q5[2].data(), q5[3].data()};
+    const BlockQ6_K* x6[4] = {q6[0].data(), q6[1].data(), q6[2].data(), q6[3].data()};
+    const BlockQ8_0* x8[4] = {q8[0].data(), q8[1].data(), q8[2].data(), q8[3].data()};
+    float o4[4], o5[4], o6[4], o8[4];
+    dot4_q4_k_avx2(x4, a.data(), kSuper, o4);
+    dot4_q5_k_avx2(x5, a.data(), kSuper, o5);
+    dot4_q6_k_avx2(x6, a.data(), kSuper, o6);
+    dot4_q8_0_avx2(x8, a.data(), 8 * kSuper, o8);
+    for (int r = 0; r < 4; ++r) {
+      INFO("rep " << rep << " row " << r);
+      CHECK(same(o4[r], dot_q4_k_portable(x4[r], a.data(), kSuper)));
+      CHECK(same(o5[r], dot_q5_k_portable(x5[r], a.data(), kSuper)));
+      CHECK(same(o6[r], dot_q6_k_portable(x6[r], a.data(), kSuper)));
+      CHECK(same(o8[r], dot_q8_0_portable(x8[r], a.data(), 8 * kSuper)));
+    }
+  }
+}

@@ -36,12 +36,21 @@ void matmul_q(GgmlType type, const void* w, int64_t n_in, int64_t n_out, const f
   const auto* wb = static_cast<const uint8_t*>(w);
   // Weight rows outermost: each row is read once and dotted with all T
   // activation rows. Every Y element is written by exactly one range.
-  parallel_for(pool, n_out, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const void* wrow = wb + static_cast<size_t>(r) * row_bytes;
-      for (int64_t t = 0; t < T; ++t) Y[t * n_out + r] = vec_dot(type, wrow, act.row(t), n_in);
-    }
-  });
+  parallel_for(pool, n_out, [&](int64_t b, int64_t e) { dot_rows(type, wb, row_bytes, b, e, n_in, act, T, Y, n_out); });
+}
+
+void dot_rows(GgmlType type, const uint8_t* w, size_t row_bytes, int64_t r0, int64_t r1, int64_t n_in,
+              const ActivationRows& act, int64_t T, float* Y, int64_t ld_y) {
+  int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    const uint8_t* w0 = w + static_cast<size_t>(r) * row_bytes;
+    const void* quad[4] = {w0, w0 + row_bytes, w0 + 2 * row_bytes, w0 + 3 * row_bytes};
+    for (int64_t t = 0; t < T; ++t) vec_dot4(type, quad, act.row(t), n_in, Y + t * ld_y + r);
+  }
+  for (; r < r1; ++r) {
+    const void* wrow = w + static_cast<size_t>(r) * row_bytes;
+    for (int64_t t = 0; t < T; ++t) Y[t * ld_y + r] = vec_dot(type, wrow, act.row(t), n_in);
+  }
 }
 
 }  // namespace strata::core::cpu

@@ -37,6 +37,13 @@ class ActivationRows {
 // the result does not depend on the thread count.
 void matvec_q(GgmlType type, const void* w, int64_t n_in, int64_t n_out, const float* x, float* y, ThreadPool* pool);
 
+// Y[t * ld_y + r] = vec_dot(type, row r of w, act.row(t), n_in) for rows r
+// in [r0, r1) and t in [0, T), on the calling thread: rows in fours
+// (vec_dot4) where they fit, each four read once for every t. Rows of w are
+// row_bytes apart. The same bits as one vec_dot per element.
+void dot_rows(GgmlType type, const uint8_t* w, size_t row_bytes, int64_t r0, int64_t r1, int64_t n_in,
+              const ActivationRows& act, int64_t T, float* Y, int64_t ld_y);
+
 // Y[t] = matvec_q(type, w, n_in, n_out, X[t]) for t in [0, T), bit for bit:
 // the same preparation of each row and the same vec_dot. X is [T][n_in], Y is
 // [T][n_out]. Throws Error(STRATA_ERR_INVALID_ARGUMENT) for n_in < 1, n_out < 1

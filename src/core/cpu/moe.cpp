@@ -18,9 +18,18 @@ namespace {
 // y[r] = vec_dot over the n_out rows of one expert matrix. Single-threaded:
 // moe_forward parallelises over (token, slot) rows instead.
 void expert_matvec(const ExpertTensor& t, int e, const void* act, float* y) {
-  const uint8_t* m = t.expert(e);
-  const size_t rb = t.row_bytes();
-  for (int64_t r = 0; r < t.n_out; ++r) y[r] = vec_dot(t.type, m + static_cast<size_t>(r) * rb, act, t.n_in);
+  matvec(t.type, t.expert(e), t.n_out, t.n_in, act, y);
+}
+
+// Calls fn(j, lo, hi) for each job j's share [lo, hi) of items [b, e),
+// numbered job by job, `per_job` items a job.
+template <typename Fn>
+void per_job(int64_t b, int64_t e, int64_t per_job, Fn fn) {
+  while (b < e) {
+    const int64_t j = b / per_job, lo = b % per_job, hi = std::min(per_job, lo + (e - b));
+    fn(j, lo, hi);
+    b += hi - lo;
+  }
 }
 
 // Scratch for one row's FFN, reused across the rows of a range.
@@ -100,30 +109,25 @@ void experts_rows(const MoeWeights& w, std::span<const ExpertRows> jobs, ThreadP
   if (first.back() == 0) return;
   const size_t gate_row = row_size(w.gate.type, E), up_row = row_size(w.up.type, E), down_row = row_size(w.down.type, F);
   // h = swiglu(gate · x, up · x): item (job, feature) dots both rows with each of the job's rows.
-  std::vector<float> h(static_cast<size_t>(first.back() * F));
+  std::vector<float> h(static_cast<size_t>(first.back() * F)), u(h.size());
   parallel_for(pool, n_jobs * F, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t j = i / F, f = i % F;
+    per_job(b, e, F, [&](int64_t j, int64_t lo, int64_t hi) {
       const ExpertRows& job = jobs[static_cast<size_t>(j)];
-      const uint8_t* g_row = w.gate.expert(job.expert) + static_cast<size_t>(f) * gate_row;
-      const uint8_t* u_row = w.up.expert(job.expert) + static_cast<size_t>(f) * up_row;
-      for (int64_t t = 0; t < job.n_rows; ++t) {
-        const float g = vec_dot(w.gate.type, g_row, xg[j].row(t), E);
-        const float u = vec_dot(w.up.type, u_row, xu[j].row(t), E);
-        swiglu(&g, &u, &h[static_cast<size_t>((first[j] + t) * F + f)], 1);
-      }
-    }
+      float* hj = &h[static_cast<size_t>(first[j] * F)];
+      float* uj = &u[static_cast<size_t>(first[j] * F)];
+      dot_rows(w.gate.type, w.gate.expert(job.expert), gate_row, lo, hi, E, xg[j], job.n_rows, hj, F);
+      dot_rows(w.up.type, w.up.expert(job.expert), up_row, lo, hi, E, xu[j], job.n_rows, uj, F);
+      for (int64_t t = 0; t < job.n_rows; ++t) swiglu(hj + t * F + lo, uj + t * F + lo, hj + t * F + lo, hi - lo);
+    });
   });
   std::vector<ActivationRows> hd;
   for (size_t i = 0; i < jobs.size(); ++i)
     hd.emplace_back(w.down.type, &h[static_cast<size_t>(first[i] * F)], jobs[i].n_rows, F, nullptr);
   parallel_for(pool, n_jobs * E, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t j = i / E, r = i % E;
+    per_job(b, e, E, [&](int64_t j, int64_t lo, int64_t hi) {
       const ExpertRows& job = jobs[static_cast<size_t>(j)];
-      const uint8_t* d_row = w.down.expert(job.expert) + static_cast<size_t>(r) * down_row;
-      for (int64_t t = 0; t < job.n_rows; ++t) job.Y[t * E + r] = vec_dot(w.down.type, d_row, hd[j].row(t), F);
-    }
+      dot_rows(w.down.type, w.down.expert(job.expert), down_row, lo, hi, F, hd[j], job.n_rows, job.Y, E);
+    });
   });
 }
 
