@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
+#include "core/quant.h"
 
 namespace strata::core {
 
@@ -34,8 +35,7 @@ void KvView::read(int32_t pos, int head, float* out) const {
   if (!written[pos]) fail(STRATA_ERR_STATE, "KV read: position {} has not been written", pos);
   const size_t row = static_cast<size_t>(pos) * n_head_kv + head;
   if (type == KvType::F16) {
-    const uint16_t* h = static_cast<const uint16_t*>(data) + row * head_dim;
-    for (int i = 0; i < head_dim; ++i) out[i] = fp16_to_f32(h[i]);
+    dequantize_row(GgmlType::F16, static_cast<const uint16_t*>(data) + row * head_dim, out, head_dim);
   } else {
     const int8_t* q = static_cast<const int8_t*>(data) + row * head_dim;
     const float d = scales[row];

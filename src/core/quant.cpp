@@ -165,6 +165,7 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
       return;
     case GgmlType::F16: {
       const auto* h = static_cast<const uint16_t*>(src);
+      if (cpu_has_avx2()) return f16_to_f32_avx2(h, dst, n);
       for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(h[i]);
       return;
     }

@@ -15,9 +15,10 @@
 #include "core/fp16.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define STRATA_AVX2 1
-#define STRATA_TARGET_AVX2 __attribute__((target("avx2")))
+#define STRATA_TARGET_AVX2 __attribute__((target("avx2,f16c")))
 #endif
 
 namespace strata::core {
@@ -27,7 +28,10 @@ namespace strata::core {
 bool cpu_has_avx2() {
   static const bool have = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && std::getenv("STRATA_NO_AVX2") == nullptr;
+    // F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not name it.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") != 0 && f16c && std::getenv("STRATA_NO_AVX2") == nullptr;
   }();
   return have;
 }
@@ -57,6 +61,10 @@ STRATA_TARGET_AVX2 inline __m256i totals(const __m256i (&v)[8]) {
   const __m256i s1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
   return _mm256_add_epi32(_mm256_permute2x128_si256(s0, s1, 0x20), _mm256_permute2x128_si256(s0, s1, 0x31));
 }
+
+// An F16 scale as F32 by the F16C instruction (exact, as fp16_to_f32; every
+// AVX2 CPU has F16C, and cpu_has_avx2 asks for both).
+STRATA_TARGET_AVX2 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
 
 // Eight int32 as floats (exact below 2^24).
 STRATA_TARGET_AVX2 inline __m256 as_float(__m256i v) { return _mm256_cvtepi32_ps(v); }
@@ -92,8 +100,8 @@ STRATA_TARGET_AVX2 inline __m256 terms_minmax(uint16_t d16, uint16_t dmin16, con
                                               __m256 ad, __m256 asum) {
   __m256i sc, m;
   scales_min(scales, sc, m);
-  const __m256 ws = _mm256_mul_ps(_mm256_set1_ps(fp16_to_f32(d16)), as_float(sc));
-  const __m256 wm = _mm256_mul_ps(_mm256_set1_ps(fp16_to_f32(dmin16)), as_float(m));
+  const __m256 ws = _mm256_mul_ps(_mm256_set1_ps(half_to_float(d16)), as_float(sc));
+  const __m256 wm = _mm256_mul_ps(_mm256_set1_ps(half_to_float(dmin16)), as_float(m));
   return _mm256_mul_ps(ad, _mm256_sub_ps(_mm256_mul_ps(ws, as_float(isum)), _mm256_mul_ps(wm, asum)));
 }
 
@@ -210,7 +218,7 @@ STRATA_TARGET_AVX2 void dot_q6_k_rows(const BlockQ6_K* const* x, const BlockQ8A*
         part[c] = _mm256_mullo_epi32(v, _mm256_setr_epi32(s0, s0, s0, s0, s1, s1, s1, s1));
       }
       // Lane c: (d * a.d) * isum, rounded as the portable code rounds it.
-      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(fp16_to_f32(b.d)), ad), as_float(totals(part)));
+      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(totals(part)));
     }
     add_terms<R>(acc, t);
   }
@@ -219,13 +227,21 @@ STRATA_TARGET_AVX2 void dot_q6_k_rows(const BlockQ6_K* const* x, const BlockQ8A*
 
 }  // namespace
 
+STRATA_TARGET_AVX2 void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+  for (; i < n; ++i) out[i] = half_to_float(h[i]);
+}
+
 STRATA_TARGET_AVX2 float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     const __m256i q = load32(x[i].qs), s = load32(a[i].qs);
     // |q| as unsigned bytes times a with q's sign: q * a in each product.
     const int32_t isum = hsum(dot_bytes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q)));
-    acc += (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(isum);
+    acc += (half_to_float(x[i].d) * a[i].d) * static_cast<float>(isum);
   }
   return acc;
 }
@@ -242,8 +258,8 @@ STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ
     // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
     const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    const __m128 dw = _mm_setr_ps(fp16_to_f32(x[0][i].d), fp16_to_f32(x[1][i].d), fp16_to_f32(x[2][i].d),
-                                  fp16_to_f32(x[3][i].d));
+    const __m128 dw = _mm_setr_ps(half_to_float(x[0][i].d), half_to_float(x[1][i].d), half_to_float(x[2][i].d),
+                                  half_to_float(x[3][i].d));
     // Per row: acc += (d_w * d_a) * (float)isum.
     acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, _mm_set1_ps(a[i].d)), _mm_cvtepi32_ps(isum)));
   }
@@ -282,6 +298,7 @@ STRATA_TARGET_AVX2 void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ
 bool cpu_has_avx2() { return false; }
 
 // Never called where cpu_has_avx2() is false.
+void f16_to_f32_avx2(const uint16_t*, float*, int64_t) {}
 float dot_q8_0_avx2(const BlockQ8_0*, const BlockQ8A*, int64_t) { return 0.0f; }
 float dot_q4_k_avx2(const BlockQ4_K*, const BlockQ8A*, int64_t) { return 0.0f; }
 float dot_q5_k_avx2(const BlockQ5_K*, const BlockQ8A*, int64_t) { return 0.0f; }

@@ -8,7 +8,7 @@
 
 namespace strata::core {
 
-// Whether this CPU runs the AVX2 forms (x86-64 with AVX2, and STRATA_NO_AVX2
+// Whether this CPU runs the AVX2 forms (x86-64 with AVX2 and F16C, and STRATA_NO_AVX2
 // unset when first asked); vec_dot uses them then.
 bool cpu_has_avx2();
 
@@ -23,6 +23,11 @@ float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
+
+// out[i] = the F32 value of half h[i], i < n, with F16C (8 at a time):
+// fp16_to_f32's bits for every half except signaling NaNs, which F16C
+// returns quiet.
+void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n);
 
 // Four rows against the same activations, out[r] = the one-row form of x[r]
 // bit for bit: the rows share the activation loads, and the four sequential

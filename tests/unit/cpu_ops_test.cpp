@@ -5,6 +5,7 @@
 // failure message, STRATA_TEST_SEED=n replays), outputs start as NaN.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -380,6 +381,32 @@ TEST_CASE("attention_row with GQA over F16 and INT8 caches matches float64") {
       std::vector<float> out(size_t(c.n_head) * c.dv);
       poison(out);
       attention_row(q.data(), cache.k_view(layer), cache.v_view(layer), c.n_head, c.n_kv, scale, out.data());
+
+      // (c) The order ops.h writes down, in F32 on the values the cache holds,
+      // head by head: exactly the same bits, however attention_row is blocked.
+      {
+        std::vector<float> want(out.size()), s(static_cast<size_t>(c.n_kv));
+        const int group = c.n_head / c.n_head_kv;
+        for (int h = 0; h < c.n_head; ++h) {
+          const size_t g = static_cast<size_t>(h / group);
+          for (int j = 0; j < c.n_kv; ++j) {
+            float dot = 0.0f;
+            for (int i = 0; i < c.dk; ++i) {
+              dot += q[size_t(h) * c.dk + i] * static_cast<float>(Ks[(size_t(j) * c.n_head_kv + g) * c.dk + i]);
+            }
+            s[size_t(j)] = scale * dot;
+          }
+          softmax(s.data(), c.n_kv);
+          for (int i = 0; i < c.dv; ++i) {
+            float o = 0.0f;
+            for (int j = 0; j < c.n_kv; ++j) {
+              o += s[size_t(j)] * static_cast<float>(Vs[(size_t(j) * c.n_head_kv + g) * c.dv + i]);
+            }
+            want[size_t(h) * c.dv + i] = o;
+          }
+        }
+        CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) == 0);
+      }
 
       // S = the largest scale * sum |q_i k_i| over heads and positions: it bounds score errors.
       double S = 0, q_abs_sum = 0;

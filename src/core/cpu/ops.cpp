@@ -148,22 +148,50 @@ void attention_row(const float* q, const KvView& k, const KvView& v, int n_head,
   }
   const int dk = k.head_dim, dv = v.head_dim;
   const int group = n_head / n_head_kv;
-  std::vector<float> scores(n_kv), row(std::max(dk, dv));
-  for (int h = 0; h < n_head; ++h) {
-    const int hkv = h / group;
-    const float* qh = q + static_cast<size_t>(h) * dk;
-    for (int32_t j = 0; j < n_kv; ++j) {
-      k.read(j, hkv, row.data());
-      float dot = 0.0f;
-      for (int i = 0; i < dk; ++i) dot += qh[i] * row[i];
-      scores[j] = scale * dot;
+  // Per KV head, its rows are read once for the `group` query heads that
+  // share it, kBlock positions at a time; each query head's operations (its
+  // scores in position order, softmax, then its output in position order)
+  // are those of one head alone.
+  // The keys of a block are kept transposed (dimension-major), so the dot
+  // products of all its positions advance together, each still summed over
+  // dimensions 0, 1, ... in order from 0: vector lanes over positions.
+  constexpr int32_t kBlock = 256;
+  std::vector<float> scores(static_cast<size_t>(group) * n_kv);
+  std::vector<float> rows(static_cast<size_t>(kBlock) * std::max(dk, dv)), key(dk), dots(kBlock);
+  for (int hkv = 0; hkv < n_head_kv; ++hkv) {
+    for (int32_t j0 = 0; j0 < n_kv; j0 += kBlock) {
+      const int32_t nb = std::min(kBlock, n_kv - j0);
+      for (int32_t j = 0; j < nb; ++j) {
+        k.read(j0 + j, hkv, key.data());
+        for (int i = 0; i < dk; ++i) rows[static_cast<size_t>(i) * kBlock + j] = key[i];
+      }
+      for (int g = 0; g < group; ++g) {
+        const float* qh = q + static_cast<size_t>(hkv * group + g) * dk;
+        std::fill(dots.begin(), dots.begin() + nb, 0.0f);
+        for (int i = 0; i < dk; ++i) {
+          const float qi = qh[i];
+          const float* ki = &rows[static_cast<size_t>(i) * kBlock];
+          for (int32_t j = 0; j < nb; ++j) dots[j] += qi * ki[j];
+        }
+        for (int32_t j = 0; j < nb; ++j) scores[static_cast<size_t>(g) * n_kv + j0 + j] = scale * dots[j];
+      }
     }
-    softmax(scores.data(), n_kv);
-    float* oh = out + static_cast<size_t>(h) * dv;
-    std::fill(oh, oh + dv, 0.0f);
-    for (int32_t j = 0; j < n_kv; ++j) {
-      v.read(j, hkv, row.data());
-      for (int i = 0; i < dv; ++i) oh[i] += scores[j] * row[i];
+    for (int g = 0; g < group; ++g) {
+      softmax(&scores[static_cast<size_t>(g) * n_kv], n_kv);
+      float* oh = out + static_cast<size_t>(hkv * group + g) * dv;
+      std::fill(oh, oh + dv, 0.0f);
+    }
+    for (int32_t j0 = 0; j0 < n_kv; j0 += kBlock) {
+      const int32_t nb = std::min(kBlock, n_kv - j0);
+      for (int32_t j = 0; j < nb; ++j) v.read(j0 + j, hkv, &rows[static_cast<size_t>(j) * dv]);
+      for (int g = 0; g < group; ++g) {
+        const float* sg = &scores[static_cast<size_t>(g) * n_kv + j0];
+        float* oh = out + static_cast<size_t>(hkv * group + g) * dv;
+        for (int32_t j = 0; j < nb; ++j) {
+          const float* vr = &rows[static_cast<size_t>(j) * dv];
+          for (int i = 0; i < dv; ++i) oh[i] += sg[j] * vr[i];
+        }
+      }
     }
   }
 }
