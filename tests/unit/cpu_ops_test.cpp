@@ -451,6 +451,43 @@ TEST_CASE("attention_row with GQA over F16 and INT8 caches matches float64") {
   }
 }
 
+TEST_CASE("attention_rows gives each prompt row attention_row's bits") {
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  // Rows whose key counts start below, at and past the 256-position blocks.
+  struct Case {
+    int n_head, n_head_kv, dk, dv, n_kv, n_rows;
+  };
+  for (const Case c : {Case{8, 2, 64, 64, 1, 40}, Case{4, 4, 32, 48, 250, 12}, Case{32, 4, 128, 128, 200, 70}}) {
+    for (KvType type : {KvType::F16, KvType::Int8}) {
+      INFO("heads=" << c.n_head << "/" << c.n_head_kv << " n_kv=" << c.n_kv << " rows=" << c.n_rows);
+      const int n_pos = c.n_kv + c.n_rows - 1;
+      KvCache cache(type, 1, n_pos + 2, c.n_head_kv, c.dk, c.dv);
+      for (int pos = 0; pos < n_pos; ++pos) {
+        const auto k = rng.vec(size_t(c.n_head_kv) * c.dk, 1.5f), v = rng.vec(size_t(c.n_head_kv) * c.dv, 2.0f);
+        cache.write(0, pos, k.data(), v.data());
+      }
+      const auto Q = rng.vec(size_t(c.n_rows) * c.n_head * c.dk, 1.0f);
+      std::vector<float> got(size_t(c.n_rows) * c.n_head * c.dv), want(got.size());
+      poison(got);
+      attention_rows(Q.data(), c.n_rows, cache.k_view(0), cache.v_view(0), c.n_head, c.n_kv, 0.125f, got.data());
+      for (int r = 0; r < c.n_rows; ++r) {
+        attention_row(&Q[size_t(r) * c.n_head * c.dk], cache.k_view(0), cache.v_view(0), c.n_head, c.n_kv + r, 0.125f,
+                      &want[size_t(r) * c.n_head * c.dv]);
+      }
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+  // The last row's keys must exist.
+  KvCache cache(KvType::F16, 1, 8, 2, 16, 16);
+  const auto k = rng.vec(32), v = rng.vec(32), q = rng.vec(3 * 4 * 16);
+  for (int pos = 0; pos < 4; ++pos) cache.write(0, pos, k.data(), v.data());
+  std::vector<float> out(3 * 4 * 16);
+  CHECK_NOTHROW(attention_rows(q.data(), 2, cache.k_view(0), cache.v_view(0), 4, 3, 0.25f, out.data()));
+  CHECK_THROWS_AS(attention_rows(q.data(), 3, cache.k_view(0), cache.v_view(0), 4, 3, 0.25f, out.data()), Error);
+  CHECK_THROWS_AS(attention_rows(q.data(), 0, cache.k_view(0), cache.v_view(0), 4, 3, 0.25f, out.data()), Error);
+}
+
 TEST_CASE("attention_row rejects unwritten positions and bad shapes") {
   Rng rng(strata::test::test_seed());
   INFO("seed=" << rng.seed);

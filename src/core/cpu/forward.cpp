@@ -237,10 +237,22 @@ class CpuExecutor final : public Executor {
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const KvView kv_k = kv_.k_view(kv_layer), kv_v = kv_.v_view(kv_layer);
     const int64_t att_dim = c_.n_head * c_.head_dim_v;
-    pool_.parallel_for(T, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t)
-        cpu::attention_row(&q_[t * c_.q_dim()], kv_k, kv_v, c_.n_head, pos0 + static_cast<int32_t>(t) + 1, scale,
-                           &att_[t * att_dim]);
+    // Blocks of query rows, each block reading the cached rows once; their
+    // scores take about kScoreFloats floats.
+    constexpr int64_t kScoreFloats = int64_t{1} << 20;
+    const int64_t n_keys = static_cast<int64_t>(pos0) + T;
+    const int64_t block = std::clamp<int64_t>(kScoreFloats / (static_cast<int64_t>(c_.n_head) * n_keys), 1, 32);
+    // Later blocks have more keys: item i takes blocks from both ends in
+    // turn (0, last, 1, last - 1, ...), so each thread's contiguous range of
+    // items gets a fair share of the work.
+    const int64_t n_blocks = (T + block - 1) / block;
+    pool_.parallel_for(n_blocks, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t blk = i % 2 == 0 ? i / 2 : n_blocks - 1 - i / 2;
+        const int64_t t = blk * block, n = std::min(block, T - t);
+        cpu::attention_rows(&q_[t * c_.q_dim()], n, kv_k, kv_v, c_.n_head, pos0 + static_cast<int32_t>(t) + 1, scale,
+                            &att_[t * att_dim]);
+      }
     });
     cpu::matmul_q(l.wo.type, l.wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];

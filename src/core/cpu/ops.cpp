@@ -132,8 +132,8 @@ void route_topk(const float* logits, int n_expert, int k, RouterMode mode, int32
   }
 }
 
-void attention_row(const float* q, const KvView& k, const KvView& v, int n_head, int32_t n_kv, float scale,
-                   float* out) {
+void attention_rows(const float* Q, int64_t n_rows, const KvView& k, const KvView& v, int n_head, int32_t n_kv,
+                    float scale, float* out) {
   const int n_head_kv = k.n_head_kv;
   if (v.n_head_kv != n_head_kv || v.n_ctx != k.n_ctx) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "attention: K view ({} heads, {} positions) and V view ({} heads, {} positions) disagree",
@@ -142,58 +142,79 @@ void attention_row(const float* q, const KvView& k, const KvView& v, int n_head,
   if (n_head < 1 || n_head_kv < 1 || n_head % n_head_kv != 0) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "attention: n_head {} is not a multiple of n_head_kv {}", n_head, n_head_kv);
   }
-  if (n_kv < 1 || n_kv > k.n_ctx) fail(STRATA_ERR_INVALID_ARGUMENT, "attention: n_kv {} outside [1, {}]", n_kv, k.n_ctx);
-  for (int32_t j = 0; j < n_kv; ++j) {
-    if (!k.is_written(j)) fail(STRATA_ERR_STATE, "attention: KV position {} of [0, {}) has not been written", j, n_kv);
+  if (n_rows < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "attention: {} query rows", n_rows);
+  const int64_t n_last = static_cast<int64_t>(n_kv) + n_rows - 1;  // the last row's keys
+  if (n_kv < 1 || n_last > k.n_ctx) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "attention: keys [1, {}] of {} rows outside [1, {}]", n_last, n_rows, k.n_ctx);
+  }
+  const auto n_max = static_cast<int32_t>(n_last);
+  for (int32_t j = 0; j < n_max; ++j) {
+    if (!k.is_written(j)) fail(STRATA_ERR_STATE, "attention: KV position {} of [0, {}) has not been written", j, n_max);
   }
   const int dk = k.head_dim, dv = v.head_dim;
   const int group = n_head / n_head_kv;
-  // Per KV head, its rows are read once for the `group` query heads that
-  // share it, kBlock positions at a time; each query head's operations (its
-  // scores in position order, softmax, then its output in position order)
-  // are those of one head alone.
-  // The keys of a block are kept transposed (dimension-major), so the dot
-  // products of all its positions advance together, each still summed over
-  // dimensions 0, 1, ... in order from 0: vector lanes over positions.
+  // Per KV head, its rows are read once, kBlock positions at a time, for all
+  // the query rows and the `group` query heads that share it; the keys of a
+  // block are kept transposed (dimension-major) so the dot products of its
+  // positions advance together in vector lanes, each still summed over
+  // dimensions 0, 1, ... in order. Each (row, head)'s operations are those of
+  // the definition: its scores in position order, softmax, its output in
+  // position order.
   constexpr int32_t kBlock = 256;
-  std::vector<float> scores(static_cast<size_t>(group) * n_kv);
+  const size_t per_row = static_cast<size_t>(group) * n_max;  // a row's scores, head after head
+  std::vector<float> scores(static_cast<size_t>(n_rows) * per_row);
   std::vector<float> rows(static_cast<size_t>(kBlock) * std::max(dk, dv)), key(dk), dots(kBlock);
+  auto row_keys = [&](int64_t r) { return n_kv + static_cast<int32_t>(r); };
   for (int hkv = 0; hkv < n_head_kv; ++hkv) {
-    for (int32_t j0 = 0; j0 < n_kv; j0 += kBlock) {
-      const int32_t nb = std::min(kBlock, n_kv - j0);
+    for (int32_t j0 = 0; j0 < n_max; j0 += kBlock) {
+      const int32_t nb = std::min(kBlock, n_max - j0);
       for (int32_t j = 0; j < nb; ++j) {
         k.read(j0 + j, hkv, key.data());
         for (int i = 0; i < dk; ++i) rows[static_cast<size_t>(i) * kBlock + j] = key[i];
       }
-      for (int g = 0; g < group; ++g) {
-        const float* qh = q + static_cast<size_t>(hkv * group + g) * dk;
-        std::fill(dots.begin(), dots.begin() + nb, 0.0f);
-        for (int i = 0; i < dk; ++i) {
-          const float qi = qh[i];
-          const float* ki = &rows[static_cast<size_t>(i) * kBlock];
-          for (int32_t j = 0; j < nb; ++j) dots[j] += qi * ki[j];
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const int32_t nr = std::min(nb, row_keys(r) - j0);
+        for (int g = 0; g < group && nr > 0; ++g) {
+          const float* qh = Q + (r * n_head + hkv * group + g) * dk;
+          std::fill(dots.begin(), dots.begin() + nr, 0.0f);
+          for (int i = 0; i < dk; ++i) {
+            const float qi = qh[i];
+            const float* ki = &rows[static_cast<size_t>(i) * kBlock];
+            for (int32_t j = 0; j < nr; ++j) dots[j] += qi * ki[j];
+          }
+          float* s = &scores[r * per_row + static_cast<size_t>(g) * n_max + j0];
+          for (int32_t j = 0; j < nr; ++j) s[j] = scale * dots[j];
         }
-        for (int32_t j = 0; j < nb; ++j) scores[static_cast<size_t>(g) * n_kv + j0 + j] = scale * dots[j];
       }
     }
-    for (int g = 0; g < group; ++g) {
-      softmax(&scores[static_cast<size_t>(g) * n_kv], n_kv);
-      float* oh = out + static_cast<size_t>(hkv * group + g) * dv;
-      std::fill(oh, oh + dv, 0.0f);
-    }
-    for (int32_t j0 = 0; j0 < n_kv; j0 += kBlock) {
-      const int32_t nb = std::min(kBlock, n_kv - j0);
-      for (int32_t j = 0; j < nb; ++j) v.read(j0 + j, hkv, &rows[static_cast<size_t>(j) * dv]);
+    for (int64_t r = 0; r < n_rows; ++r) {
       for (int g = 0; g < group; ++g) {
-        const float* sg = &scores[static_cast<size_t>(g) * n_kv + j0];
-        float* oh = out + static_cast<size_t>(hkv * group + g) * dv;
-        for (int32_t j = 0; j < nb; ++j) {
-          const float* vr = &rows[static_cast<size_t>(j) * dv];
-          for (int i = 0; i < dv; ++i) oh[i] += sg[j] * vr[i];
+        softmax(&scores[r * per_row + static_cast<size_t>(g) * n_max], row_keys(r));
+        float* oh = out + (r * n_head + hkv * group + g) * dv;
+        std::fill(oh, oh + dv, 0.0f);
+      }
+    }
+    for (int32_t j0 = 0; j0 < n_max; j0 += kBlock) {
+      const int32_t nb = std::min(kBlock, n_max - j0);
+      for (int32_t j = 0; j < nb; ++j) v.read(j0 + j, hkv, &rows[static_cast<size_t>(j) * dv]);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const int32_t nr = std::min(nb, row_keys(r) - j0);
+        for (int g = 0; g < group && nr > 0; ++g) {
+          const float* sg = &scores[r * per_row + static_cast<size_t>(g) * n_max + j0];
+          float* oh = out + (r * n_head + hkv * group + g) * dv;
+          for (int32_t j = 0; j < nr; ++j) {
+            const float* vr = &rows[static_cast<size_t>(j) * dv];
+            for (int i = 0; i < dv; ++i) oh[i] += sg[j] * vr[i];
+          }
         }
       }
     }
   }
+}
+
+void attention_row(const float* q, const KvView& k, const KvView& v, int n_head, int32_t n_kv, float scale,
+                   float* out) {
+  attention_rows(q, 1, k, v, n_head, n_kv, scale, out);
 }
 
 }  // namespace strata::core::cpu

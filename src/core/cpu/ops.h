@@ -85,4 +85,12 @@ void route_topk(const float* logits, int n_expert, int k, RouterMode mode, int32
 void attention_row(const float* q, const KvView& k, const KvView& v, int n_head, int32_t n_kv, float scale,
                    float* out);
 
+// attention_row for n_rows consecutive prompt positions at once, bit for bit:
+// row r (query Q + r * n_head * k.head_dim, output out + r * n_head *
+// v.head_dim) attends to positions [0, n_kv + r). Each KV row is read once
+// for all of them. Throws as attention_row, and for n_rows < 1 or
+// n_kv + n_rows - 1 > n_ctx.
+void attention_rows(const float* Q, int64_t n_rows, const KvView& k, const KvView& v, int n_head, int32_t n_kv,
+                    float scale, float* out);
+
 }  // namespace strata::core::cpu
