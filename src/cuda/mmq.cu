@@ -19,8 +19,8 @@ using core::GgmlType;
 
 GemmKernel gemm_kernel() {
   static const char* const choice = std::getenv("STRATA_GEMM");
-  if (choice == nullptr || std::strcmp(choice, "mma") == 0) return GemmKernel::MmaSync;
-  require(std::strcmp(choice, "wgmma") == 0, "gemm", "STRATA_GEMM unset, mma or wgmma");
+  if (choice != nullptr && std::strcmp(choice, "mma") == 0) return GemmKernel::MmaSync;
+  require(choice == nullptr || std::strcmp(choice, "wgmma") == 0, "gemm", "STRATA_GEMM unset, mma or wgmma");
   return gemm_detail::compute_capability() == 90 ? GemmKernel::Wgmma : GemmKernel::MmaSync;
 }
 

@@ -66,11 +66,11 @@ int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n);
 // when a launch fails.
 void gemm(const GemmArgs& args, cudaStream_t stream);
 
-// The kernel of the quantized prompt GEMMs on the current device: MmaSync
-// (mmq_f16.cuh, every device) or Wgmma (mmq_wgmma.cuh: warpgroup MMA, the
-// same products summed in another order; compute capability 9.0 only).
-// STRATA_GEMM=wgmma selects Wgmma where the device has it; unset or
-// STRATA_GEMM=mma, MmaSync. Any other value: Error(STRATA_ERR_INVALID_ARGUMENT).
+// The kernel of the quantized prompt GEMMs on the current device: Wgmma
+// (mmq_wgmma.cuh: warpgroup MMA) on compute capability 9.0, MmaSync
+// (mmq_f16.cuh) elsewhere; the same products, summed in another order.
+// STRATA_GEMM=mma forces MmaSync everywhere (STRATA_GEMM=wgmma is the
+// default). Any other value: Error(STRATA_ERR_INVALID_ARGUMENT).
 enum class GemmKernel { MmaSync, Wgmma };
 GemmKernel gemm_kernel();
 

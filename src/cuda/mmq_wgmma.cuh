@@ -24,6 +24,11 @@
 // Numerics: the products are those of mmq_f16.cuh (tests/ops/gemm_ref.h
 // rebuilds them); only the order of the F32 sums differs, fixed by the
 // shapes, so results repeat bit for bit.
+//
+// Measured on the H200 (gemm_bench, 2026-12-01): dense Q4_K 2048 x 4096 at
+// 2048 tokens 198 -> 166 us against mma.sync, one layer's experts 1,082 ->
+// 905 us. Nsight Compute: issue slots 40% busy, 28% of the shared-memory
+// wavefronts excessive (bank conflicts), so it still waits on latency.
 #pragma once
 
 #include <cuda_fp16.h>
