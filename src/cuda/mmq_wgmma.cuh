@@ -15,20 +15,21 @@
 //     runs, and wgmma.wait_group 1 frees i - 1's.
 //   - Each warp prepares its own rows' scale table (scale_entry), so only a
 //     __syncwarp stands between the table and its readers.
-//   - A stage's activations sit as wgmma's K-major core matrices
-//     (wgmma_layout.h: x_offset), written by cp.async with 8 lanes per 128
-//     contiguous bytes; fence.proxy.async then a barrier hand them to the
-//     tensor cores, and each stage's wgmmas are waited for before the
-//     barrier that lets the next copies overwrite it.
+//   - A stage's activations sit K-major with the 128-byte swizzle, each
+//     instruction's two chunks side by side (wgmma_layout.h: x_offset),
+//     written by cp.async, 8 lanes to 8 different bank groups;
+//     fence.proxy.async then a barrier hand them to the tensor cores, and
+//     each stage's wgmmas are waited for before the barrier that lets the
+//     next copies overwrite it.
 //
 // Numerics: the products are those of mmq_f16.cuh (tests/ops/gemm_ref.h
 // rebuilds them); only the order of the F32 sums differs, fixed by the
 // shapes, so results repeat bit for bit.
 //
 // Measured on the H200 (gemm_bench, 2026-12-01): dense Q4_K 2048 x 4096 at
-// 2048 tokens 198 -> 166 us against mma.sync, one layer's experts 1,082 ->
-// 905 us. Nsight Compute: issue slots 40% busy, 28% of the shared-memory
-// wavefronts excessive (bank conflicts), so it still waits on latency.
+// 2048 tokens 198 -> 162 us against mma.sync, one layer's experts 1,082 ->
+// 874 us. Nsight Compute (before the swizzle): issue slots 40% busy, so it
+// still waits on latency.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -71,6 +72,8 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   using C = WgCfg<T>;
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ TileRows<kMmqRows> rows;
+  // The swizzle works on address bits: the stages' atoms must be 1024-byte aligned.
+  if ((mma::smem_u32(smem) & 1023u) != 0) __trap();
   BlockTile bt;
   if (!setup_tile(p, rows, bt)) return;
   static_assert(kMmqRows == 256 && kTileCols == 64, "4 warpgroups of 64 rows x 64 positions");
@@ -80,7 +83,6 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   const int row0 = 16 * warp;  // this warp's rows: 16 of its warpgroup's 64
   const int nkb = p.n_in / 256;
   uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 blocks][kMmqRows rows] of half2
-  constexpr int kLbo = wgmma::lbo_bytes(T, kTileCols);
 
   auto load_stage = [&](int kb) {
     uint8_t* Xs = smem + (kb & 1) * C::kStage;
@@ -89,7 +91,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
       const int n = wgmma::x_copy_column(i), c = wgmma::x_copy_chunk(i);
       const uint8_t* xr = rows.xptr[n];
       if (xr == nullptr) continue;  // past the tile: its columns' results are never stored
-      cp_async_16(Xs + wgmma::x_offset(n, c, kTileCols), xr + kb * 512 + 16 * c);
+      cp_async_16(Xs + wgmma::x_offset(T, n, c, kTileCols), xr + kb * 512 + 16 * c);
     }
     cp_async_commit();
   };
@@ -114,7 +116,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     const uint8_t* Ws = stage + C::kXBytes;
     const uint8_t* A[2] = {staged_row<T>(Ws, C::kWs, rows.wptr[row0 + g], row0 + g, kb),
                            staged_row<T>(Ws, C::kWs, rows.wptr[row0 + g + 8], row0 + g + 8, kb)};
-    const uint64_t desc0 = wgmma::smem_desc(mma::smem_u32(stage), kLbo, wgmma::kSbo);
+    const uint64_t desc0 = wgmma::smem_desc(mma::smem_u32(stage), wgmma::kSbo);
     uint32_t a[2][4];
     uint32_t e[2][2];  // the scale entries of rows g, g + 8 for core matrices 0, 1
 #pragma unroll
@@ -138,8 +140,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
             decode_pair<T, true>(q, entry_scale<T>(e[h][1], wgmma::second_half(c1)), entry_neg_min(e[h][1]));
       }
       wgmma::fence();
-      // Chunk c0 of position 0 starts the instruction's B.
-      wgmma::mma_m64n64k16(acc, ai, wgmma::desc_at(desc0, wgmma::x_offset(0, c0, kTileCols)));
+      wgmma::mma_m64n64k16(acc, ai, wgmma::desc_at(desc0, wgmma::b_start(i, kTileCols)));
       wgmma::commit();
       wgmma::wait<1>();
     }

@@ -8,16 +8,19 @@
 //     in the layout of mma.sync m16n8k16's A (mma_layout.h a_elem): logical
 //     k 0..7 in registers 0, 1 and k 8..15 in registers 2, 3, lane (g, t)
 //     holding k 2t, 2t + 1 (+ 8) of rows g (registers 0, 2) and g + 8 (1, 3).
-//   B from shared memory, K-major (each column's K values contiguous), no
-//     swizzle: 8 x 8 "core matrices" of 8 columns x 8 K values, each column
-//     one 16-byte row; element (k, n) of an instruction lies at
-//     start + (k / 8) * LBO + (n / 8) * SBO + (n % 8) * 16 + (k % 8) * 2,
-//     LBO being the stride between the two core matrices along K and SBO the
-//     stride between groups of 8 columns.
+//   B from shared memory, K-major (each column's K values contiguous), with
+//     the 128-byte swizzle: each column's 64 K values of an atom are one
+//     128-byte row, 8 columns make a 1024-byte atom (1024-byte aligned), and
+//     element (k, n) of an instruction lies at swizzle(start + (n / 8) * SBO
+//     + (n % 8) * 128 + 2 k), SBO the stride between groups of 8 columns and
+//     swizzle(x) = x with its bits 4-6 (the 16-byte chunk) XORed with its
+//     bits 7-9 (the row in the atom). An instruction's 16 K values are 32
+//     bytes of the row: start advances 32 bytes a step.
 //   D: warp w's rows as A's; register 4 i + r holds row g (r < 2) or g + 8,
 //     column 8 i + 2t + (r & 1): mma.sync's C layout repeated along N.
-//   Descriptor: bits 0-13 start address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4,
-//     49-51 base offset (0), 62-63 swizzle (0: none).
+//   Descriptor: bits 0-13 start address >> 4, 16-29 LBO >> 4 (unused by a
+//     swizzled K-major operand; 1), 32-45 SBO >> 4, 49-51 base offset (0 for
+//     1024-byte aligned atoms), 62-63 layout (1: 128-byte swizzle).
 //
 // K order. Each instruction takes two 8-value chunks of the stage's 256
 // values (chunk c = values 8c .. 8c + 7), chunks first_chunk(i) and
@@ -27,7 +30,12 @@
 // and Q6_K's high bits in one more pair of bytes), Q8_0 excepted (two
 // loads). Lane t's pair of a chunk is values 8c + 2t, 8c + 2t + 1, the
 // activation tile stores each chunk whole, and the sum over k of an
-// instruction is the same for any pairing, so A and B only have to agree.
+// instruction is the same for any pairing, so A and B only have to agree:
+// the tile puts instruction i's two chunks side by side as its logical K
+// values 16 i .. 16 i + 15 (atom i / 4, 32-byte step i % 4). The swizzle
+// keeps the tensor cores' reads of 8 columns off each other's banks (the
+// unswizzled tile put an instruction's two core matrices 4 or 8 KiB apart,
+// on the same banks: 28% of the shared wavefronts were excess).
 #pragma once
 
 #include <cstdint>
@@ -42,8 +50,8 @@ using core::GgmlType;
 
 inline constexpr int kSteps = 16;        // instructions (k16 steps) per 256-value stage
 inline constexpr int kChunks = 32;       // 8-value chunks per stage
-inline constexpr int kCoreBytes = 128;   // one core matrix: 8 columns x 16 bytes
-inline constexpr int kSbo = kCoreBytes;  // groups of 8 columns are adjacent
+inline constexpr int kAtomBytes = 1024;  // 8 columns x 64 K values
+inline constexpr int kSbo = kAtomBytes;   // groups of 8 columns are adjacent in an atom column
 
 // Chunks of one instruction's second core matrix past its first: 4 (the
 // other nibble of a Q4_K/Q5_K byte, Q8_0's next block) or 8 (Q6_K's other
@@ -62,11 +70,26 @@ constexpr STRATA_HD int first_chunk(GgmlType t, int i) {
 // Chunk of core matrix m (0, 1) of instruction i.
 constexpr STRATA_HD int chunk_of(GgmlType t, int i, int m) { return first_chunk(t, i) + m * chunk_delta(t); }
 
-// Byte offset of chunk c of column (position) n in a stage's activation
-// tile of `cols` columns: core matrix (c, n / 8) at ((c * cols / 8) + n / 8)
-// core matrices, column n % 8 its row.
-constexpr STRATA_HD int x_offset(int n, int c, int cols) {
-  return (c * (cols / 8) + n / 8) * kCoreBytes + (n % 8) * 16;
+// The instruction and core matrix (0, 1) that chunk c belongs to: the
+// inverse of chunk_of.
+constexpr STRATA_HD int instruction_of(GgmlType t, int c) {
+  return t == GgmlType::Q6_K ? 8 * (c / 16) + 4 * ((c % 8) / 4) + c % 4 : 4 * (c / 8) + c % 4;
+}
+constexpr STRATA_HD int core_matrix_of(GgmlType t, int c) { return t == GgmlType::Q6_K ? (c % 16) / 8 : (c % 8) / 4; }
+
+// The 128-byte swizzle on a shared-memory byte offset from a 1024-byte
+// aligned base.
+constexpr STRATA_HD int swizzle128(int x) { return x ^ (((x >> 7) & 7) << 4); }
+
+// Where instruction i's B starts in a stage's activation tile of `cols`
+// columns, before the swizzle: its atom, then its 32-byte step.
+constexpr STRATA_HD int b_start(int i, int cols) { return (i / 4) * (cols / 8) * kAtomBytes + 32 * (i % 4); }
+
+// Byte offset of chunk c of column (position) n in the tile: logical chunk
+// 2 (i % 4) + m of column n's row in atom i / 4, swizzled.
+constexpr STRATA_HD int x_offset(GgmlType t, int n, int c, int cols) {
+  const int i = instruction_of(t, c), m = core_matrix_of(t, c);
+  return swizzle128(b_start(i, cols) - 32 * (i % 4) + (n / 8) * kSbo + (n % 8) * 128 + 16 * (2 * (i % 4) + m));
 }
 
 // The activation copies of a stage (64 columns x 32 chunks, 16 bytes each):
@@ -76,18 +99,17 @@ constexpr STRATA_HD int x_offset(int n, int c, int cols) {
 constexpr STRATA_HD int x_copy_column(int k) { return (k & 7) | (((k >> 5) & 7) << 3); }
 constexpr STRATA_HD int x_copy_chunk(int k) { return ((k >> 3) & 3) | ((k >> 8) << 2); }
 
-// LBO of a tile of `cols` columns: chunk_delta chunks along K.
-constexpr STRATA_HD int lbo_bytes(GgmlType t, int cols) { return chunk_delta(t) * (cols / 8) * kCoreBytes; }
-
-// Where the hardware reads B element (k, n) of an instruction (see above).
-constexpr STRATA_HD int b_elem_offset(int k, int n, int lbo, int sbo) {
-  return (k / 8) * lbo + (n / 8) * sbo + (n % 8) * 16 + (k % 8) * 2;
+// Where the hardware reads B element (k, n) of an instruction whose B
+// starts at `start` bytes past a 1024-byte aligned base (see above).
+constexpr STRATA_HD int b_elem_offset(int start, int k, int n, int sbo) {
+  return swizzle128(start + (n / 8) * sbo + (n % 8) * 128 + 2 * k);
 }
 
-// The descriptor of a K-major, unswizzled operand at shared address addr.
-constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
-         (static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32);
+// The descriptor of a K-major operand with the 128-byte swizzle at shared
+// address addr.
+constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t sbo) {
+  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (uint64_t{1} << 16) |
+         (static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (uint64_t{1} << 62);
 }
 
 // The descriptor of the operand `bytes` past the one desc describes (the
