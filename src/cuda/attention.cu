@@ -1,6 +1,8 @@
 // Attention on the device over a layer's KV cache: flash-style prompt attention and split-K decode attention.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "cuda/attention.cuh"
 #include "cuda/attention_impl.cuh"
@@ -77,6 +79,10 @@ bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t
 bool try_prompt_mma(const Params& p, core::KvType type, bool split, cudaStream_t stream) {
   const int D = attn_mma::head_dim_class(p.dk, p.dv);
   if (D == 0 || !aligned(p.q, 16) || !aligned(p.out, 8) || !aligned(p.k, 16) || !aligned(p.v, 16)) return false;
+  if (type == core::KvType::F16 && p.dk == 128 && p.dv == 128 && attention_kernel() == AttentionKernel::Wgmma) {
+    attn_mma::launch_wgmma(p, split, stream);
+    return true;
+  }
   int device = 0, max_smem = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
   STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -109,6 +115,13 @@ void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDevic
 }
 
 }  // namespace
+
+AttentionKernel attention_kernel() {
+  static const char* const choice = std::getenv("STRATA_ATTENTION");
+  if (choice != nullptr && std::strcmp(choice, "mma") == 0) return AttentionKernel::MmaSync;
+  require(choice == nullptr || std::strcmp(choice, "wgmma") == 0, "attention", "STRATA_ATTENTION unset, mma or wgmma");
+  return gemm_detail::compute_capability() == 90 ? AttentionKernel::Wgmma : AttentionKernel::MmaSync;
+}
 
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                       int32_t pos0, float scale, float* out, cudaStream_t stream) {

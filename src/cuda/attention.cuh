@@ -45,6 +45,15 @@ void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView&
 void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                           int32_t pos0, float scale, float* out, cudaStream_t stream);
 
+// The prompt kernel for F16 caches with k.head_dim == v.head_dim == 128 (the
+// tensor-core shapes above): Wgmma (attention_wgmma.cuh: Hopper's warpgroup
+// MMA, the same operands) on compute capability 9.0, MmaSync
+// (attention_mma.cuh) elsewhere, as for every other shape and for INT8
+// caches. STRATA_ATTENTION=mma forces MmaSync (STRATA_ATTENTION=wgmma is the
+// default); any other value: Error(STRATA_ERR_INVALID_ARGUMENT). Read once.
+enum class AttentionKernel { MmaSync, Wgmma };
+AttentionKernel attention_kernel();
+
 // Decode: one query row q [n_head][k.head_dim] at position n_kv - 1 over
 // cache positions [0, n_kv), with n_kv an int32 in device memory read by the
 // kernels when they run (so that a captured CUDA graph replays the call at

@@ -116,6 +116,11 @@ void launch_f16_split(const attn::Params& p, int D, cudaStream_t stream);
 void launch_int8(const attn::Params& p, int D, cudaStream_t stream);
 void launch_int8_split(const attn::Params& p, int D, cudaStream_t stream);
 
+// The warpgroup kernel (attention_wgmma.cuh, sm_90a only): F16 caches with
+// dk == dv == 128, the parameters as above (ceil(T * group / 128) *
+// n_head_kv < 2^31 blocks), on a device of compute capability 9.0.
+void launch_wgmma(const attn::Params& p, bool split, cudaStream_t stream);
+
 // ---- INT8 rows ---------------------------------------------------------------
 
 // An INT8 row's scale d = pow2 * m with pow2 = 2^e, e = floor(log2 d)
@@ -248,15 +253,9 @@ static __global__ void __launch_bounds__(Cfg<D, kSplit>::kThreads, 2) attention_
         x = __ldg(reinterpret_cast<const float4*>(p.q + (t * p.n_head + h) * p.dk) + c);
       }
       x = make_float4(x.x * q_mul, x.y * q_mul, x.z * q_mul, x.w * q_mul);
-      uint2 hi;
-      if constexpr (kSplit) {
-        uint2 lo;
-        mma::pack_half2_split(x.x, x.y, hi.x, lo.x);
-        mma::pack_half2_split(x.z, x.w, hi.y, lo.y);
-        *reinterpret_cast<uint2*>(q_s + C::kQ + r * kLd + 4 * c) = lo;
-      } else {
-        hi = make_uint2(mma::pack_half2(x.x, x.y), mma::pack_half2(x.z, x.w));
-      }
+      uint2 hi, lo;
+      mma::pack_half4<kSplit>(x, hi, lo);
+      if constexpr (kSplit) *reinterpret_cast<uint2*>(q_s + C::kQ + r * kLd + 4 * c) = lo;
       *reinterpret_cast<uint2*>(q_s + r * kLd + 4 * c) = hi;
     }
   }

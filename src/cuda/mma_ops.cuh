@@ -84,4 +84,16 @@ __device__ __forceinline__ void pack_half2_split(float x0, float x1, uint32_t& h
   lo = pack_half2(x0 - hf.x, x1 - hf.y);
 }
 
+// Four floats as F16 (hi: 4 halves in 8 bytes) and, when kSplit, their
+// rounding errors as F16 too (lo), as pack_half2 / pack_half2_split.
+template <bool kSplit>
+__device__ __forceinline__ void pack_half4(float4 x, uint2& hi, uint2& lo) {
+  if constexpr (kSplit) {
+    pack_half2_split(x.x, x.y, hi.x, lo.x);
+    pack_half2_split(x.z, x.w, hi.y, lo.y);
+  } else {
+    hi = make_uint2(pack_half2(x.x, x.y), pack_half2(x.z, x.w));
+  }
+}
+
 }  // namespace strata::cuda::mma

@@ -1,4 +1,4 @@
-// The warpgroup (wgmma) form of the quantized GEMM (mmq_wgmma.cuh): which K values each instruction multiplies, where a stage's activations sit in shared memory, the B descriptor, the quants each lane decodes; plain C++ maps a CPU test checks.
+// The warpgroup (wgmma) kernels' operand maps: for the quantized GEMM (mmq_wgmma.cuh) which K values each instruction multiplies, where a stage's activations sit in shared memory, the quants each lane decodes; for the prompt attention (attention_wgmma.cuh) the Q/K/V tiles read K-major and MN-major; the descriptors. Plain C++ maps a CPU test checks.
 //
 // Source: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"
 // (register fragments of wgmma .m64nNk16, shared memory matrix layout,
@@ -105,10 +105,13 @@ constexpr STRATA_HD int b_elem_offset(int start, int k, int n, int sbo) {
   return swizzle128(start + (n / 8) * sbo + (n % 8) * 128 + 2 * k);
 }
 
-// The descriptor of a K-major operand with the 128-byte swizzle at shared
-// address addr.
-constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t sbo) {
-  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (uint64_t{1} << 16) |
+// The descriptor of an operand with the 128-byte swizzle at shared address
+// addr: SBO the stride between groups of 8 rows along the strided dimension
+// (K-major: of M or N; MN-major: of K), LBO unused by a K-major operand (16,
+// encoded 1) and for an MN-major one the stride between its 64-element
+// panels along M or N.
+constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t sbo, uint32_t lbo = 16) {
+  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
          (static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (uint64_t{1} << 62);
 }
 
@@ -116,6 +119,30 @@ constexpr STRATA_HD uint64_t smem_desc(uint32_t addr, uint32_t sbo) {
 // start address field, in 16-byte units, stays below 2^14: shared memory
 // addresses are below 256 KiB).
 constexpr STRATA_HD uint64_t desc_at(uint64_t desc, int bytes) { return desc + static_cast<uint64_t>(bytes >> 4); }
+
+// ---- attention tiles (attention_wgmma.cuh) ----------------------------------
+//
+// A tile of `rows` rows of 128 F16 values (Q rows, K or V rows of keys) as
+// two panels of 64 values, panel p holding values 64p .. 64p + 63 of every
+// row as one 128-byte row, 8 rows an atom: chunk c (values 8c .. 8c + 7) of
+// row r at panel_offset(r, c, rows), swizzled. The same bytes serve as
+//   - a K-major operand (Q as A, K as B of S = Q K^T; rows along M or N):
+//     instruction kk (values 16 kk .. 16 kk + 15) starts at
+//     kmajor_start(kk, rows), SBO 1024 (kAtomBytes);
+//   - an MN-major operand (V as B of O = P V; keys along K, values along N):
+//     element (k, n) of the hardware's MN-major 128-byte-swizzled layout lies
+//     at mn_elem_offset(start, k, n, lbo, sbo) = swizzle(start + (n / 64) LBO
+//     + 2 (n % 64) + (k / 8) SBO + (k % 8) 128); with LBO the panel (rows x
+//     128 bytes) and SBO 1024, instruction kk (keys 16 kk .. 16 kk + 15)
+//     starts at mn_start(kk).
+constexpr STRATA_HD int panel_offset(int row, int chunk, int rows) {
+  return swizzle128((chunk / 8) * rows * 128 + (row / 8) * kAtomBytes + (row % 8) * 128 + 16 * (chunk % 8));
+}
+constexpr STRATA_HD int kmajor_start(int kk, int rows) { return (kk / 4) * rows * 128 + 32 * (kk % 4); }
+constexpr STRATA_HD int mn_start(int kk) { return 2 * kAtomBytes * kk; }
+constexpr STRATA_HD int mn_elem_offset(int start, int k, int n, int lbo, int sbo) {
+  return swizzle128(start + (n / 64) * lbo + 2 * (n % 64) + (k / 8) * sbo + (k % 8) * 128);
+}
 
 // The A register of lane's row g + 8 h (h = 0, 1) and core matrix m: rows
 // g / g + 8 alternate, k 2t, 2t + 1 (m = 0) come before k 2t + 8, 2t + 9.

@@ -1,4 +1,4 @@
-// Device instructions of the warpgroup GEMM (sm_90a only): wgmma m64n64k16 with A in registers, its fence, commit and wait, the generic-to-async proxy fence.
+// Device instructions of the warpgroup kernels (sm_90a only): wgmma m64n64k16 and m64n128k16 (A from registers or shared memory, B K-major or N-major), its fence, commit and wait, the generic-to-async proxy fence.
 //
 // Compiled only into the sm_90a object (src/cuda/sm90a): wgmma exists on
 // sm_90a and nowhere else. The instructions are asynchronous: the
@@ -33,23 +33,55 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // (after a wait: the accumulators hold their final values only from here).
 __device__ __forceinline__ void fence_operand(float& v) { asm volatile("" : "+f"(v)::"memory"); }
 
+// The accumulator operands of the instructions below: the register list of
+// 32 F32 accumulators (%0 .. %31) and their bindings, from d[o] on.
+#define STRATA_WGMMA_ACC32_LIST                                                                        \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
+  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define STRATA_WGMMA_ACC8(d, o)                                                                          \
+  "+f"(d[(o) + 0]), "+f"(d[(o) + 1]), "+f"(d[(o) + 2]), "+f"(d[(o) + 3]), "+f"(d[(o) + 4]), "+f"(d[(o) + 5]), \
+      "+f"(d[(o) + 6]), "+f"(d[(o) + 7])
+#define STRATA_WGMMA_ACC32(d, o) \
+  STRATA_WGMMA_ACC8(d, o), STRATA_WGMMA_ACC8(d, (o) + 8), STRATA_WGMMA_ACC8(d, (o) + 16), STRATA_WGMMA_ACC8(d, (o) + 24)
+
 // d (64 x 64 over the warpgroup, F32) += A (64 x 16 F16, registers, layout in
 // wgmma_layout.h) times B (16 x 64 F16, K-major in shared memory at desc).
 __device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
   asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " STRATA_WGMMA_ACC32_LIST
+      ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      : STRATA_WGMMA_ACC32(d, 0)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
 }
+
+// d (64 x 64, F32) += A (64 x 16 F16) times B (16 x 64 F16), both K-major in
+// shared memory at their descriptors.
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " STRATA_WGMMA_ACC32_LIST
+      ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : STRATA_WGMMA_ACC32(d, 0)
+      : "l"(a_desc), "l"(b_desc));
+}
+
+// d (64 x 128, F32) += A (64 x 16 F16, registers) times B (16 x 128 F16,
+// N-major in shared memory at desc: the transposed operand, imm-trans-b 1).
+__device__ __forceinline__ void mma_m64n128k16_rs_nmajor(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "
+      "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
+      "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+      ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      : STRATA_WGMMA_ACC32(d, 0), STRATA_WGMMA_ACC32(d, 32)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+}
+
+#undef STRATA_WGMMA_ACC32
+#undef STRATA_WGMMA_ACC8
+#undef STRATA_WGMMA_ACC32_LIST
 
 }  // namespace strata::cuda::wgmma

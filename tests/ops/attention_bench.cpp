@@ -155,8 +155,9 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("attention_bench on %s (%d SMs), %d iterations per point; qwen3-30b-a3b attention: %d/%d heads, "
-                "head dim %d, pos0 = 0\n",
-                prop.name, prop.multiProcessorCount, g_iters, kHead, kHeadKv, kDim);
+                "head dim %d, pos0 = 0; F16 caches on %s (STRATA_ATTENTION)\n",
+                prop.name, prop.multiProcessorCount, g_iters, kHead, kHeadKv, kDim,
+                cuda::attention_kernel() == cuda::AttentionKernel::Wgmma ? "wgmma" : "mma.sync");
     cudaStream_t s;
     STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::mt19937 rng(1234);

@@ -204,6 +204,7 @@ TEST_CASE("attention_prompt and attention_prompt_f16 match cpu::attention_row, c
       {32, 4, 128, 128, 0, 19},    // qwen3-30b-a3b heads
       {32, 4, 128, 128, 0, 300},   // qwen3: 19 row tiles, the last partial; 5 key tiles
       {32, 4, 128, 128, 200, 77},  // qwen3, a chunk after 200 cached positions
+      {32, 4, 128, 128, 37, 700},  // qwen3, 12 key tiles, blocks of 16 tokens starting mid-tile
       {2, 2, 128, 128, 0, 200},    // no GQA: 128 tokens a block, warps skipping tiles past their rows
       {4, 4, 64, 64, 5, 66},       // no GQA, head dim 64
       {16, 2, 64, 64, 0, 150},     // head dim 64, group 8

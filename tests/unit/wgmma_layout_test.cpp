@@ -192,3 +192,56 @@ TEST_CASE("wgmma: descriptors hold the start, LBO and SBO in 16-byte units and t
     CHECK(wg::desc_at(d, off) == wg::smem_desc(addr + static_cast<uint32_t>(off), wg::kSbo));
   }
 }
+
+// The attention tiles (attention_wgmma.cuh): 64 rows of 128 values.
+constexpr int kAttnRows = 64, kAttnPanel = kAttnRows * 128;
+
+TEST_CASE("wgmma attention: the tile holds each row's chunks once, copies of a row on 8 bank groups", "[wgmma]") {
+  std::set<int> offsets;
+  for (int r = 0; r < kAttnRows; ++r) {
+    std::set<int> groups[2];
+    for (int c = 0; c < 16; ++c) {
+      const int off = wg::panel_offset(r, c, kAttnRows);
+      REQUIRE(off % 16 == 0);
+      REQUIRE(off / kAttnPanel == c / 8);  // values 64p .. 64p + 63 in panel p
+      offsets.insert(off);
+      groups[c / 8].insert(off / 16 % 8);
+    }
+    // The 8 lanes copying a row's chunks of one panel write 8 different 16-byte bank groups.
+    REQUIRE(groups[0].size() == 8);
+    REQUIRE(groups[1].size() == 8);
+  }
+  REQUIRE(offsets.size() == static_cast<size_t>(kAttnRows * 16));
+  REQUIRE(*offsets.rbegin() == 2 * kAttnPanel - 16);
+}
+
+TEST_CASE("wgmma attention: K-major reads of Q and K see dims 16 kk .. 16 kk + 15 of each row", "[wgmma]") {
+  for (int kk = 0; kk < 8; ++kk) {
+    const int start = wg::kmajor_start(kk, kAttnRows);
+    for (int n = 0; n < kAttnRows; ++n)
+      for (int k = 0; k < 16; ++k) {
+        const int v = 16 * kk + k;  // the value (dim) of row n that logical k of instruction kk multiplies
+        REQUIRE(wg::b_elem_offset(start, k, n, wg::kAtomBytes) ==
+                wg::panel_offset(n, v / 8, kAttnRows) + 2 * (v % 8));
+      }
+  }
+}
+
+TEST_CASE("wgmma attention: N-major reads of V see keys 16 kk .. 16 kk + 15, all 128 dims", "[wgmma]") {
+  for (int kk = 0; kk < 4; ++kk) {
+    const int start = wg::mn_start(kk);
+    REQUIRE(start % wg::kAtomBytes == 0);  // whole atoms: base offset 0
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 128; ++n) {
+        const int key = 16 * kk + k;
+        REQUIRE(wg::mn_elem_offset(start, k, n, kAttnPanel, wg::kAtomBytes) ==
+                wg::panel_offset(key, n / 8, kAttnRows) + 2 * (n % 8));
+      }
+  }
+  const uint32_t addr = 0x12000;
+  const uint64_t d = wg::smem_desc(addr, wg::kAtomBytes, kAttnPanel);
+  CHECK(((d & 0x3FFF) << 4) == addr);
+  CHECK((((d >> 16) & 0x3FFF) << 4) == static_cast<uint64_t>(kAttnPanel));  // LBO: the next 64 dims
+  CHECK((((d >> 32) & 0x3FFF) << 4) == static_cast<uint64_t>(wg::kAtomBytes));  // SBO: the next 8 keys
+  CHECK((d >> 62) == 1);
+}
