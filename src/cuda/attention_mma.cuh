@@ -117,7 +117,7 @@ void launch_int8(const attn::Params& p, int D, cudaStream_t stream);
 void launch_int8_split(const attn::Params& p, int D, cudaStream_t stream);
 
 // The warpgroup kernel (attention_wgmma.cuh, sm_90a only): F16 caches with
-// dk == dv == 128, the parameters as above (ceil(T * group / 128) *
+// dk == dv == 128, the parameters as above (ceil(T * group / 192) *
 // n_head_kv < 2^31 blocks), on a device of compute capability 9.0.
 void launch_wgmma(const attn::Params& p, bool split, cudaStream_t stream);
 

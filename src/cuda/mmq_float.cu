@@ -1,4 +1,4 @@
-// The GEMM kernel for F32/F16/BF16 weights: a 64 x 64 F32 tile per block, products and sums rounded as the CPU does.
+// The GEMM kernel for F32/F16/BF16 weights: a 16-row x 64-position F32 tile per block, products and sums rounded as the CPU does.
 //
 // Float weights multiply F32 activations (core::activation_kind), and the CPU
 // reference rounds every product before adding it. Tensor cores would round
@@ -7,8 +7,12 @@
 // CPU's bit for bit. In the models this library targets, float matrices are
 // the small ones (the router); see the note in mmq.cu for large ones.
 //
-// 256 threads, each 4 rows x 4 positions; K steps of 32 staged through
-// registers into a second shared buffer while the first is used.
+// 256 threads over 16 rows x 64 positions, each 1 row x 4 positions; K
+// steps of 32 staged through registers into a second shared buffer while the
+// first is used. The sums' order leaves each output one dependent chain of
+// n_in additions, so a block's time is set by its share of outputs: 16-row
+// tiles give the router (128 rows) 8 blocks per 64 positions, enough to fill
+// the device from a few hundred tokens on.
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/mmq_internal.cuh"
@@ -18,44 +22,48 @@ namespace strata::cuda::gemm_detail {
 namespace {
 
 constexpr int kBK = 32;
-constexpr int kLd = kFmmRows + 4;  // floats per shared row; kFmmRows == kTileCols == 64
-static_assert(kFmmRows == kTileCols, "the epilogue tile reuses the weight buffers");
+constexpr int kLdW = kFmmRows + 1;       // floats per shared weight row: the stash's columns on distinct banks
+constexpr int kLdX = kTileCols + 4;      // floats per shared activation row (16-byte aligned float4 reads)
+constexpr int kLdC = kFmmRows + 4;       // floats per row of the epilogue tile [position][row]
+static_assert(kFmmRows == 16 && kTileCols == 64, "256 threads of 1 row x 4 positions");
+static_assert(kTileCols * kLdC <= 2 * kBK * kLdX, "the epilogue tile reuses the activation buffers");
 
 // Global values of one K step held in registers between fetch and stash.
 template <GgmlType T>
 struct Staged {
-  float4 w[2];  // F32: two float4 of weights
-  uint4 h;      // F16/BF16: eight 16-bit weights
+  float4 w;  // F32: a float4 of weights (threads < 128)
+  uint4 h;   // F16/BF16: eight 16-bit weights (threads < 64)
   float4 x[2];
 };
 
 template <GgmlType T>
 static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p) {
-  __shared__ __align__(16) float Ws[2][kBK][kLd];
-  __shared__ __align__(16) float Xs[2][kBK][kLd];
+  __shared__ __align__(16) float Ws[2][kBK][kLdW];
+  __shared__ __align__(16) float Xs[2][kBK][kLdX];
   __shared__ int xrow[kTileCols], yrow[kTileCols];
   BlockTile bt;
   if (!resolve_tile<kFmmRows>(p, xrow, yrow, bt)) return;
 
-  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int tid = threadIdx.x, tx = tid % kFmmRows, ty = tid / kFmmRows;
   const int nk = p.n_in / kBK;
   Staged<T> st;
 
-  // Weights: F32 as 64 rows x 8 float4 (2 per thread), 16-bit as 64 rows x
-  // 4 x 8 values (1 per thread); activations 64 rows x 8 float4 (2 per thread).
+  // Weights: F32 as 16 rows x 8 float4 (threads < 128), 16-bit as 16 rows x
+  // 4 x 8 values (threads < 64); activations 64 rows x 8 float4 (2 per thread).
   auto fetch = [&](int k0) {
     if constexpr (T == GgmlType::F32) {
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int i = tid + 256 * q, r = i / 8, kc = i % 8;
+      if (tid < kFmmRows * 8) {
+        const int r = tid / 8, kc = tid % 8;
         const uint8_t* row = tile_row(p, bt, r);
-        st.w[q] = row != nullptr ? __ldg(reinterpret_cast<const float4*>(row) + (k0 / 4 + kc))
-                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+        st.w = row != nullptr ? __ldg(reinterpret_cast<const float4*>(row) + (k0 / 4 + kc))
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
       }
     } else {
-      const int r = tid / 4, kc = tid % 4;
-      const uint8_t* row = tile_row(p, bt, r);
-      st.h = row != nullptr ? __ldg(reinterpret_cast<const uint4*>(row) + (k0 / 8 + kc)) : make_uint4(0, 0, 0, 0);
+      if (tid < kFmmRows * 4) {
+        const int r = tid / 4, kc = tid % 4;
+        const uint8_t* row = tile_row(p, bt, r);
+        st.h = row != nullptr ? __ldg(reinterpret_cast<const uint4*>(row) + (k0 / 8 + kc)) : make_uint4(0, 0, 0, 0);
+      }
     }
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
@@ -67,25 +75,26 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
   };
   auto stash = [&](int buf) {
     if constexpr (T == GgmlType::F32) {
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int i = tid + 256 * q, r = i / 8, k = 4 * (i % 8);
-        Ws[buf][k][r] = st.w[q].x;
-        Ws[buf][k + 1][r] = st.w[q].y;
-        Ws[buf][k + 2][r] = st.w[q].z;
-        Ws[buf][k + 3][r] = st.w[q].w;
+      if (tid < kFmmRows * 8) {
+        const int r = tid / 8, k = 4 * (tid % 8);
+        Ws[buf][k][r] = st.w.x;
+        Ws[buf][k + 1][r] = st.w.y;
+        Ws[buf][k + 2][r] = st.w.z;
+        Ws[buf][k + 3][r] = st.w.w;
       }
     } else {
-      const int r = tid / 4, k = 8 * (tid % 4);
-      const uint32_t h[4] = {st.h.x, st.h.y, st.h.z, st.h.w};
+      if (tid < kFmmRows * 4) {
+        const int r = tid / 4, k = 8 * (tid % 4);
+        const uint32_t h[4] = {st.h.x, st.h.y, st.h.z, st.h.w};
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if constexpr (T == GgmlType::F16) {
-          Ws[buf][k + 2 * i][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] & 0xffffu)));
-          Ws[buf][k + 2 * i + 1][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] >> 16)));
-        } else {
-          Ws[buf][k + 2 * i][r] = bf16_bits_to_float(h[i] & 0xffffu);
-          Ws[buf][k + 2 * i + 1][r] = bf16_bits_to_float(h[i] >> 16);
+        for (int i = 0; i < 4; ++i) {
+          if constexpr (T == GgmlType::F16) {
+            Ws[buf][k + 2 * i][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] & 0xffffu)));
+            Ws[buf][k + 2 * i + 1][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] >> 16)));
+          } else {
+            Ws[buf][k + 2 * i][r] = bf16_bits_to_float(h[i] & 0xffffu);
+            Ws[buf][k + 2 * i + 1][r] = bf16_bits_to_float(h[i] >> 16);
+          }
         }
       }
     }
@@ -99,12 +108,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
     }
   };
 
-  float acc[4][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   fetch(0);
   stash(0);
   __syncthreads();
@@ -113,27 +117,23 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
     if (kt + 1 < nk) fetch((kt + 1) * kBK);
 #pragma unroll 8
     for (int k = 0; k < kBK; ++k) {
-      const float4 w = *reinterpret_cast<const float4*>(&Ws[buf][k][4 * tx]);
+      const float w = Ws[buf][k][tx];
       const float4 x = *reinterpret_cast<const float4*>(&Xs[buf][k][4 * ty]);
-      const float wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = __fadd_rn(acc[i][j], __fmul_rn(wv[i], xv[j]));
+      acc[0] = __fadd_rn(acc[0], __fmul_rn(w, x.x));
+      acc[1] = __fadd_rn(acc[1], __fmul_rn(w, x.y));
+      acc[2] = __fadd_rn(acc[2], __fmul_rn(w, x.z));
+      acc[3] = __fadd_rn(acc[3], __fmul_rn(w, x.w));
     }
     // The other buffer was last read before the previous barrier.
     if (kt + 1 < nk) stash(buf ^ 1);
     __syncthreads();
   }
 
-  float* Cs = &Ws[0][0][0];  // [64 positions][kLd], 64 * 68 floats == sizeof Ws
+  float* Cs = &Xs[0][0][0];  // [64 positions][kLdC]
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    *reinterpret_cast<float4*>(&Cs[(4 * ty + j) * kLd + 4 * tx]) =
-        make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
-  }
+  for (int j = 0; j < 4; ++j) Cs[(4 * ty + j) * kLdC + tx] = acc[j];
   __syncthreads();
-  store_tile<256, kFmmRows>(p, bt, Cs, kLd, yrow);
+  store_tile<256, kFmmRows>(p, bt, Cs, kLdC, yrow);
 }
 
 template <GgmlType T>

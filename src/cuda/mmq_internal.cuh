@@ -38,7 +38,7 @@ struct MmParams {
 // kernel. In SwigluPair mode a block holds half as many gate rows and as many
 // up rows.
 inline constexpr int kMmqRows = 256;
-inline constexpr int kFmmRows = 64;
+inline constexpr int kFmmRows = 16;
 
 // Launchers of the kernel for each weight type over grid (feature tiles,
 // position tiles); defined in the instance files mmq_<type>.cu and mmq_float.cu.

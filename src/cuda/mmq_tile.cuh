@@ -93,7 +93,7 @@ __device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS>& tr
 template <int NTHREADS, int ROWS>
 __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, const float* Cs, int ld,
                                            const int* yrow) {
-  static_assert(ROWS == 64 || ROWS == 256, "store_tile: ROWS is 64 or 256");
+  static_assert(ROWS % 2 == 0 && ROWS <= 256, "store_tile: an even ROWS up to 256");
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   const bool mul = p.epi == static_cast<int>(Epilogue::SwigluMul);
   const bool add = p.epi == static_cast<int>(Epilogue::Add);
