@@ -23,7 +23,8 @@ namespace strata::cuda {
 // which must all have been written (kv_write) before. out is
 // [T][n_head][v.head_dim] F32. No T x T matrix is formed: each block streams
 // tiles of K and V through shared memory. T == 0 does nothing.
-// Tensor cores (mma.sync m16n8k16, sm_80+) do both products when both head
+// Tensor cores (mma.sync m16n8k16, sm_80+; warpgroup MMA for the shapes of
+// attention_kernel() below) do both products when both head
 // dims are multiples of 16, q and the cache rows are 16-byte aligned, out
 // 8-byte aligned (so for any cudaMalloc'd buffers) and the device gives a
 // block its shared memory (at most 135 KB); other shapes run an all-F32
