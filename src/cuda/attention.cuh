@@ -24,10 +24,10 @@ namespace strata::cuda {
 // [T][n_head][v.head_dim] F32. No T x T matrix is formed: each block streams
 // tiles of K and V through shared memory. T == 0 does nothing.
 // Tensor cores (mma.sync m16n8k16, sm_80+; warpgroup MMA for the shapes of
-// attention_kernel() below) do both products when both head
-// dims are multiples of 16, q and the cache rows are 16-byte aligned, out
-// 8-byte aligned (so for any cudaMalloc'd buffers) and the device gives a
-// block its shared memory (at most 135 KB); other shapes run an all-F32
+// attention_kernel() below) do both products when both head dims are
+// multiples of 16, q and the cache rows are 16-byte aligned, out 8-byte
+// aligned (so for any cudaMalloc'd buffers) and the device gives a block its
+// shared memory (at most 135 KB; 160 KB for warpgroup MMA); other shapes run an all-F32
 // kernel (differences from the CPU ~1e-6). On the tensor cores the cached K
 // and V values are exact F16 operands (an F16 cache as stored; an INT8 row as
 // its integers, times a power of two for V, its scale's rest applied in F32)
