@@ -21,6 +21,7 @@
 #include "core/kv_cache.h"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 
 namespace strata::cuda::attn {
 
@@ -211,6 +212,7 @@ __device__ void merge_row(const Params& p, int64_t orow, int64_t rows_all, int n
 
 template <core::KvType KT, int VPL, int R>
 static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params p) {
+  pdl_prologue();
   constexpr int M = kWarps * R;
   extern __shared__ float4 smem4[];
   const int dk = p.dk, dv = p.dv, ldq = q_stride(dk);
@@ -442,8 +444,7 @@ void launch_instance(const Params& p, dim3 grid, cudaStream_t stream) {
   }
   auto kernel = attention_kernel<KT, VPL, R>;
   STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(p);
-  launch_check("attention_kernel", stream);
+  cuda::launch("attention_kernel", kernel, grid, kThreads, smem, stream, p);
 }
 
 template <core::KvType KT, int VPL>

@@ -44,6 +44,7 @@
 #include "cuda/common.cuh"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 #include "cuda/mma_layout.h"
 #include "cuda/mma_ops.cuh"
 
@@ -199,6 +200,7 @@ __device__ __forceinline__ void convert_rows(__half* dst, const int8_t* raw, con
 
 template <core::KvType KT, int D, bool kSplit>
 static __global__ void __launch_bounds__(Cfg<D, kSplit>::kThreads, 2) attention_mma_kernel(const attn::Params p) {
+  pdl_prologue();
   using C = Cfg<D, kSplit>;
   constexpr int kM = C::kM, kN = C::kN, kLd = C::kLd, kMT = C::kMT, kThreads = C::kThreads;
   constexpr bool kInt8 = KT == core::KvType::Int8;
@@ -478,8 +480,7 @@ void launch(const attn::Params& p, cudaStream_t stream) {
   constexpr int smem = smem_bytes<KT, D, kSplit>();
   gemm_detail::allow_smem(reinterpret_cast<const void*>(&attention_mma_kernel<KT, D, kSplit>), smem, configured);
   const auto blocks = static_cast<unsigned>(ceil_div(p.T * p.group, C::kM) * p.n_head_kv);
-  attention_mma_kernel<KT, D, kSplit><<<blocks, C::kThreads, smem, stream>>>(p);
-  launch_check("attention_mma_kernel", stream);
+  cuda::launch("attention_mma_kernel", attention_mma_kernel<KT, D, kSplit>, blocks, C::kThreads, smem, stream, p);
 }
 
 // The instances of one cache type and operand mode, by D.

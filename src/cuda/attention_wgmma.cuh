@@ -43,6 +43,7 @@
 #include "cuda/common.cuh"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 #include "cuda/mma_layout.h"
 #include "cuda/mma_ops.cuh"
 #include "cuda/wgmma_layout.h"
@@ -69,6 +70,7 @@ constexpr int smem_bytes() {
 
 template <bool kSplit>
 static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(const attn::Params p) {
+  pdl_prologue();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem[];
   // The swizzle works on address bits: the tiles' atoms must be 1024-byte aligned.
@@ -270,8 +272,7 @@ void launch(const attn::Params& p, cudaStream_t stream) {
   constexpr int smem = smem_bytes<kSplit>();
   gemm_detail::allow_smem(reinterpret_cast<const void*>(&attention_wgmma_kernel<kSplit>), smem, configured);
   const auto blocks = static_cast<unsigned>(ceil_div(p.T * p.group, kRows) * p.n_head_kv);
-  attention_wgmma_kernel<kSplit><<<blocks, kThreads, smem, stream>>>(p);
-  launch_check("attention_wgmma_kernel", stream);
+  cuda::launch("attention_wgmma_kernel", attention_wgmma_kernel<kSplit>, blocks, kThreads, smem, stream, p);
 }
 
 }  // namespace strata::cuda::attn_wgmma

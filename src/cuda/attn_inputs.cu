@@ -12,6 +12,7 @@
 #include "cuda/attn_rows.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -37,6 +38,7 @@ struct InputsParams {
 // NV = head_dim_k / 32 values a lane; kType the caches' encoding.
 template <int NV, core::KvType kType>
 static __global__ void __launch_bounds__(kWarps * kWarp) attention_inputs_kernel(const InputsParams p) {
+  pdl_prologue();
   __shared__ float cs[kMaxDim];  // [half] cos, then [half] sin
   __shared__ float krow[kWarps][kMaxDim];
   constexpr int dk = NV * kWarp, half = dk / 2;
@@ -91,11 +93,11 @@ static __global__ void __launch_bounds__(kWarps * kWarp) attention_inputs_kernel
 }
 
 template <int NV>
-void launch(const InputsParams& p, core::KvType type, dim3 grid, cudaStream_t stream) {
-  if (type == core::KvType::F16)
-    attention_inputs_kernel<NV, core::KvType::F16><<<grid, kWarps * kWarp, 0, stream>>>(p);
-  else
-    attention_inputs_kernel<NV, core::KvType::Int8><<<grid, kWarps * kWarp, 0, stream>>>(p);
+void launch_dim(const InputsParams& p, core::KvType type, dim3 grid, cudaStream_t stream) {
+  cuda::launch("attention_inputs_kernel",
+         type == core::KvType::F16 ? attention_inputs_kernel<NV, core::KvType::F16>
+                                   : attention_inputs_kernel<NV, core::KvType::Int8>,
+         grid, kWarps * kWarp, 0, stream, p);
 }
 
 }  // namespace
@@ -123,10 +125,10 @@ void attention_inputs(float* q, const float* k, const float* v, const float* q_n
   const InputsParams p{q, k, v, q_norm, k_norm, eps, pos, n_head, n_rot, freq_base, kc, vc};
   const dim3 grid(static_cast<unsigned>(T), static_cast<unsigned>(ceil_div(n_head + 2 * kc.n_head_kv, kWarps)));
   switch (kc.head_dim / kWarp) {
-    case 2: launch<2>(p, kc.type, grid, stream); break;
-    case 4: launch<4>(p, kc.type, grid, stream); break;
-    case 6: launch<6>(p, kc.type, grid, stream); break;
-    default: launch<8>(p, kc.type, grid, stream); break;
+    case 2: launch_dim<2>(p, kc.type, grid, stream); break;
+    case 4: launch_dim<4>(p, kc.type, grid, stream); break;
+    case 6: launch_dim<6>(p, kc.type, grid, stream); break;
+    default: launch_dim<8>(p, kc.type, grid, stream); break;
   }
   launch_check("attention_inputs_kernel", stream);
 }

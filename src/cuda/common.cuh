@@ -11,6 +11,19 @@ namespace strata::cuda {
 inline constexpr int kWarp = 32;
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
+// Every kernel's first statement (tests/unit/pdl_prologue_test.cpp checks it).
+// A kernel launched as a programmatic dependent (launch.h, compute capability
+// 9.0) may start while the kernel before it on the stream still runs: here it
+// waits until that kernel has finished and its writes are visible, so nothing
+// before this line may touch global memory. It then lets the next kernel on
+// the stream start the same way. Otherwise, and below sm_90, both are no-ops.
+__device__ __forceinline__ void pdl_prologue() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Butterfly reductions: every lane ends with the same value, and the order of

@@ -6,6 +6,7 @@
 #include "cuda/common.cuh"
 #include "cuda/dequant.cuh"
 #include "cuda/embed.cuh"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -16,6 +17,7 @@ constexpr int kGetRowsThreads = 256;
 template <core::GgmlType T>
 static __global__ void get_rows_kernel(const unsigned char* __restrict__ table, int64_t n_rows, size_t row_bytes,
                                        int64_t n_cols, const int32_t* __restrict__ ids, float* __restrict__ out) {
+  pdl_prologue();
   const int64_t t = blockIdx.x;
   const int32_t id = ids[t];
   float* dst = out + t * n_cols;
@@ -30,9 +32,8 @@ static __global__ void get_rows_kernel(const unsigned char* __restrict__ table, 
 template <core::GgmlType T>
 void launch(const void* table, int64_t n_rows, size_t row_bytes, int64_t n_cols, const int32_t* ids, int64_t n_tok,
             float* out, cudaStream_t stream) {
-  get_rows_kernel<T><<<static_cast<unsigned>(n_tok), kGetRowsThreads, 0, stream>>>(
-      static_cast<const unsigned char*>(table), n_rows, row_bytes, n_cols, ids, out);
-  launch_check("get_rows_kernel", stream);
+  cuda::launch("get_rows_kernel", get_rows_kernel<T>, static_cast<unsigned>(n_tok), kGetRowsThreads, 0, stream,
+         static_cast<const unsigned char*>(table), n_rows, row_bytes, n_cols, ids, out);
 }
 
 }  // namespace

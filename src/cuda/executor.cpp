@@ -19,6 +19,7 @@
 #include "cuda/graph.h"
 #include "cuda/host_route.cuh"
 #include "cuda/kv.cuh"
+#include "cuda/launch.h"
 #include "cuda/memory.h"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
@@ -337,8 +338,10 @@ class CudaExecutor final : public core::Executor {
     core::PhaseTimes unused;
     GraphExec exec;
     try {
-      exec = GraphExec::capture(device_, stream_.get(),
-                                [&] { enqueue(chunk, 1, logits ? 1 : 0, n_ctx_, unused, nullptr); });
+      exec = GraphExec::capture(device_, stream_.get(), [&] {
+        const PdlScope pdl(true);  // the step's kernels as programmatic dependents: their launch gaps overlap
+        enqueue(chunk, 1, logits ? 1 : 0, n_ctx_, unused, nullptr);
+      });
     } catch (const core::Error& e) {
       throw core::Error(e.status(), fmt::format("{} (capturing the decode step as a CUDA graph; STRATA_CUDA_GRAPH=0 "
                                                 "runs it launch by launch)", e.what()));

@@ -2,6 +2,7 @@
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/host_route.cuh"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -12,6 +13,7 @@ constexpr int64_t kMaxBlocks = 1024;  // enough requests in flight to fill the l
 // dst = src, through floats, 8 values a thread and step (16-byte aligned pointers).
 template <typename In, typename Out>
 static __global__ void route_convert8_kernel(const In* __restrict__ src, Out* __restrict__ dst, int64_t n8) {
+  pdl_prologue();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n8;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float v[8];
@@ -22,6 +24,7 @@ static __global__ void route_convert8_kernel(const In* __restrict__ src, Out* __
 
 template <typename In, typename Out>
 static __global__ void route_convert1_kernel(const In* __restrict__ src, Out* __restrict__ dst, int64_t n) {
+  pdl_prologue();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     store1(dst + i, load1(src + i));
@@ -36,13 +39,12 @@ void route_convert(const char* op, const In* src, Out* dst, int64_t n, cudaStrea
   const bool aligned = (reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16 == 0;
   const int64_t wide = aligned ? n / 8 * 8 : 0;
   if (wide > 0) {
-    route_convert8_kernel<<<grid_blocks(wide / 8, kThreads, kMaxBlocks), kThreads, 0, stream>>>(src, dst, wide / 8);
-    launch_check("route_convert8_kernel", stream);
+    cuda::launch("route_convert8_kernel", route_convert8_kernel<In, Out>, grid_blocks(wide / 8, kThreads, kMaxBlocks),
+           kThreads, 0, stream, src, dst, wide / 8);
   }
   if (n > wide) {
-    route_convert1_kernel<<<grid_blocks(n - wide, kThreads, kMaxBlocks), kThreads, 0, stream>>>(src + wide,
-                                                                                                dst + wide, n - wide);
-    launch_check("route_convert1_kernel", stream);
+    cuda::launch("route_convert1_kernel", route_convert1_kernel<In, Out>, grid_blocks(n - wide, kThreads, kMaxBlocks),
+           kThreads, 0, stream, src + wide, dst + wide, n - wide);
   }
 }
 

@@ -5,6 +5,7 @@
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/kv.cuh"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -15,6 +16,7 @@ constexpr int kKvRowsPerBlock = 4;  // one warp per (token, head) row
 template <core::KvType kType>
 static __global__ void kv_write_kernel(const float* __restrict__ x, const int32_t* __restrict__ pos, int64_t rows,
                                        int n_ctx, int n_head_kv, int head_dim, void* data, float* scales) {
+  pdl_prologue();
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kKvRowsPerBlock + threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (row >= rows) return;
@@ -55,14 +57,10 @@ void kv_write(const float* x, const int32_t* pos, int64_t T, const KvDeviceView&
   const int64_t blocks = ceil_div(rows, kKvRowsPerBlock);
   require(blocks <= INT32_MAX, "kv_write", "T * n_head_kv < 2^33", {{"T", T}, {"n_head_kv", cache.n_head_kv}});
   const dim3 grid(static_cast<unsigned>(blocks)), block(kKvRowsPerBlock * kWarp);
-  if (cache.type == core::KvType::F16) {
-    kv_write_kernel<core::KvType::F16><<<grid, block, 0, stream>>>(x, pos, rows, cache.n_ctx, cache.n_head_kv,
-                                                                   cache.head_dim, cache.data, cache.scales);
-  } else {
-    kv_write_kernel<core::KvType::Int8><<<grid, block, 0, stream>>>(x, pos, rows, cache.n_ctx, cache.n_head_kv,
-                                                                    cache.head_dim, cache.data, cache.scales);
-  }
-  launch_check("kv_write_kernel", stream);
+  cuda::launch("kv_write_kernel",
+         cache.type == core::KvType::F16 ? kv_write_kernel<core::KvType::F16> : kv_write_kernel<core::KvType::Int8>,
+         grid, block, 0, stream, x, pos, rows, cache.n_ctx, cache.n_head_kv, cache.head_dim, cache.data,
+         cache.scales);
 }
 
 }  // namespace strata::cuda

@@ -36,10 +36,12 @@
 #include <atomic>
 #include <type_traits>
 
-#include "cuda/gemm_check.h"
+#include "cuda/common.cuh"
 #include "cuda/f16_decode.cuh"
+#include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 #include "cuda/mma_layout.h"
 #include "cuda/mma_ops.cuh"
 #include "cuda/mmq_internal.cuh"
@@ -106,6 +108,7 @@ __device__ __forceinline__ void pair_barrier(int id) { asm volatile("bar.sync %0
 
 template <GgmlType T>
 static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const MmParams p) {
+  pdl_prologue();
   using C = F16Cfg<T>;
   extern __shared__ __align__(16) uint8_t smem[];
   __shared__ TileRows<kMmqRows> rows;
@@ -238,8 +241,7 @@ template <GgmlType T>
 void launch_f16(const MmParams& p, dim3 grid, cudaStream_t stream) {
   static std::atomic<uint64_t> configured{0};
   allow_smem(reinterpret_cast<const void*>(&mmq_f16_kernel<T>), F16Cfg<T>::kSmem, configured);
-  mmq_f16_kernel<T><<<grid, kF16Threads, F16Cfg<T>::kSmem, stream>>>(p);
-  launch_check("mmq_f16_kernel", stream);
+  cuda::launch("mmq_f16_kernel", mmq_f16_kernel<T>, grid, kF16Threads, F16Cfg<T>::kSmem, stream, p);
 }
 
 }  // namespace strata::cuda::gemm_detail

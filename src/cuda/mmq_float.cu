@@ -13,8 +13,10 @@
 // n_in additions, so a block's time is set by its share of outputs: 16-row
 // tiles give the router (128 rows) 8 blocks per 64 positions, enough to fill
 // the device from a few hundred tokens on.
+#include "cuda/common.cuh"
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
+#include "cuda/launch.h"
 #include "cuda/mmq_internal.cuh"
 #include "cuda/mmq_tile.cuh"
 
@@ -38,6 +40,7 @@ struct Staged {
 
 template <GgmlType T>
 static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p) {
+  pdl_prologue();
   __shared__ __align__(16) float Ws[2][kBK][kLdW];
   __shared__ __align__(16) float Xs[2][kBK][kLdX];
   __shared__ int xrow[kTileCols], yrow[kTileCols];
@@ -138,8 +141,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
 
 template <GgmlType T>
 void launch_float(const MmParams& p, dim3 grid, cudaStream_t stream) {
-  mmq_float_kernel<T><<<grid, 256, 0, stream>>>(p);
-  launch_check("mmq_float_kernel", stream);
+  cuda::launch("mmq_float_kernel", mmq_float_kernel<T>, grid, 256, 0, stream, p);
 }
 
 }  // namespace

@@ -37,10 +37,12 @@
 #include <algorithm>
 #include <atomic>
 
+#include "cuda/common.cuh"
 #include "cuda/f16_decode.cuh"
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 #include "cuda/mma_layout.h"
 #include "cuda/mma_ops.cuh"
 #include "cuda/mmq_internal.cuh"
@@ -68,6 +70,7 @@ struct WgCfg {
 
 template <GgmlType T>
 static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const MmParams p) {
+  pdl_prologue();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = WgCfg<T>;
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -179,8 +182,7 @@ template <GgmlType T>
 void launch_wgmma(const MmParams& p, dim3 grid, cudaStream_t stream) {
   static std::atomic<uint64_t> configured{0};
   allow_smem(reinterpret_cast<const void*>(&mmq_wgmma_kernel<T>), WgCfg<T>::kSmem, configured);
-  mmq_wgmma_kernel<T><<<grid, kWgThreads, WgCfg<T>::kSmem, stream>>>(p);
-  launch_check("mmq_wgmma_kernel", stream);
+  cuda::launch("mmq_wgmma_kernel", mmq_wgmma_kernel<T>, grid, kWgThreads, WgCfg<T>::kSmem, stream, p);
 }
 
 }  // namespace strata::cuda::gemm_detail

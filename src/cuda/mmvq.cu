@@ -17,9 +17,11 @@
 
 #include <algorithm>
 
+#include "cuda/common.cuh"
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -65,6 +67,7 @@ __device__ __forceinline__ void group_sync(int id, int threads) {
 // kernel is the plain one-warp-per-row-block loop (p.ks == 1).
 template <GgmlType T, int NT, bool kSplit>
 static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams p) {
+  pdl_prologue();
   using C = MvCfg<T>;
   __shared__ __align__(16) uint8_t smem[kWarps][2][kRows][C::kSlot];
   __shared__ float part[kSplit ? kWarps : 1][kRows][NT];  // K split: each member's row sums
@@ -262,18 +265,12 @@ int unit_vals(GgmlType type) { return is_float_type(type) ? 8 : 32; }
 template <GgmlType T>
 void launch_type(const MvParams& p, dim3 grid, cudaStream_t stream) {
   const int nt = p.n_tok;
-  if (nt == 1 && p.ks > 1) {
-    mmvq_kernel<T, 1, true><<<grid, kWarps * 32, 0, stream>>>(p);
-  } else if (nt == 1) {
-    mmvq_kernel<T, 1, false><<<grid, kWarps * 32, 0, stream>>>(p);
-  } else if (nt == 2) {
-    mmvq_kernel<T, 2, false><<<grid, kWarps * 32, 0, stream>>>(p);
-  } else if (nt <= 4) {
-    mmvq_kernel<T, 4, false><<<grid, kWarps * 32, 0, stream>>>(p);
-  } else {
-    mmvq_kernel<T, 8, false><<<grid, kWarps * 32, 0, stream>>>(p);
-  }
-  launch_check("mmvq_kernel", stream);
+  const auto kernel = nt == 1 && p.ks > 1 ? mmvq_kernel<T, 1, true>
+                      : nt == 1            ? mmvq_kernel<T, 1, false>
+                      : nt == 2            ? mmvq_kernel<T, 2, false>
+                      : nt <= 4            ? mmvq_kernel<T, 4, false>
+                                           : mmvq_kernel<T, 8, false>;
+  cuda::launch("mmvq_kernel", kernel, grid, kWarps * 32, 0, stream, p);
 }
 
 }  // namespace

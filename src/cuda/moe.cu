@@ -4,6 +4,7 @@
 
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 #include "cuda/moe.cuh"
 #include "cuda/moe_rows.cuh"
 
@@ -56,6 +57,7 @@ template <int kPerLane>
 static __global__ void route_topk_kernel(const float* __restrict__ logits, int64_t T, int n_expert, int k,
                                          RouterMode mode, int32_t* __restrict__ ids, float* __restrict__ weights,
                                          int warp_bytes) {
+  pdl_prologue();
   extern __shared__ unsigned char router_smem[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + warp;
@@ -155,6 +157,7 @@ static __global__ void route_topk_kernel(const float* __restrict__ logits, int64
 }
 
 static __global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t n) {
+  pdl_prologue();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float g = gate[i];
@@ -167,6 +170,7 @@ static __global__ void swiglu_kernel(const float* gate, const float* up, float* 
 static __global__ void moe_combine_kernel(const float* __restrict__ y, const float* __restrict__ w,
                                           const uint8_t* __restrict__ peer_row, int64_t T, int k, int64_t n,
                                           const float* sums, const float* residual, float* out) {
+  pdl_prologue();
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < T * n;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float acc[1];
@@ -183,6 +187,7 @@ template <int V, typename Out>
 static __global__ void moe_peer_sums_kernel(const float* __restrict__ y, const float* __restrict__ w,
                                             const uint8_t* __restrict__ peer_row, int64_t t_begin, int64_t n_tok,
                                             int k, int64_t n, Out* __restrict__ out) {
+  pdl_prologue();
   const int64_t groups = n / V;
   for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < n_tok * groups;
        g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -200,6 +205,7 @@ static __global__ void moe_peer_sums_kernel(const float* __restrict__ y, const f
 // One block per gathered row.
 static __global__ void gather_rows_kernel(const float* __restrict__ x, int64_t n_cols,
                                           const int32_t* __restrict__ entries, int k, float* __restrict__ out) {
+  pdl_prologue();
   const int64_t r = blockIdx.x;
   const float* src = x + static_cast<int64_t>(entries[r] / k) * n_cols;
   float* dst = out + r * n_cols;
@@ -208,6 +214,7 @@ static __global__ void gather_rows_kernel(const float* __restrict__ x, int64_t n
 
 static __global__ void scatter_rows_kernel(const float* __restrict__ src, int64_t n_cols,
                                            const int32_t* __restrict__ entries, float* __restrict__ dst) {
+  pdl_prologue();
   const int64_t r = blockIdx.x;
   const float* s = src + r * n_cols;
   float* d = dst + static_cast<int64_t>(entries[r]) * n_cols;
@@ -221,14 +228,10 @@ unsigned elementwise_blocks(int64_t n) { return grid_blocks(n, kElemThreads, 655
 template <typename Out>
 void launch_peer_sums(const float* y, const float* w, const uint8_t* peer_row, int64_t t_begin, int64_t n_tok, int k,
                       int64_t n, Out* out, cudaStream_t stream) {
-  if (reinterpret_cast<uintptr_t>(out) % 16 == 0 && n % 8 == 0) {
-    moe_peer_sums_kernel<8, Out><<<elementwise_blocks(n_tok * (n / 8)), kElemThreads, 0, stream>>>(
-        y, w, peer_row, t_begin, n_tok, k, n, out);
-  } else {
-    moe_peer_sums_kernel<1, Out><<<elementwise_blocks(n_tok * n), kElemThreads, 0, stream>>>(y, w, peer_row, t_begin,
-                                                                                            n_tok, k, n, out);
-  }
-  launch_check("moe_peer_sums_kernel", stream);
+  const bool wide = reinterpret_cast<uintptr_t>(out) % 16 == 0 && n % 8 == 0;
+  cuda::launch("moe_peer_sums_kernel", wide ? moe_peer_sums_kernel<8, Out> : moe_peer_sums_kernel<1, Out>,
+         elementwise_blocks(n_tok * (wide ? n / 8 : n)), kElemThreads, 0, stream, y, w, peer_row, t_begin, n_tok, k, n,
+         out);
 }
 
 }  // namespace
@@ -245,26 +248,18 @@ void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::
   const int warps = kRouterWarps * warp_bytes <= kDefaultSmem ? kRouterWarps : 1;  // <= 48 KiB either way
   const auto blocks = ceil_div(T, warps);
   require(blocks <= INT32_MAX, "route_topk", "T < 2^31 blocks", {{"T", T}});
-  auto launch = [&](auto kernel) {
-    kernel<<<static_cast<unsigned>(blocks), warps * kWarp, warps * warp_bytes, stream>>>(logits, T, n_expert, k, mode,
-                                                                                         ids, weights, warp_bytes);
-  };
-  if (n_expert <= 4 * kWarp) {
-    launch(route_topk_kernel<4>);
-  } else if (n_expert <= 16 * kWarp) {
-    launch(route_topk_kernel<16>);
-  } else {
-    launch(route_topk_kernel<kMaxExperts / kWarp>);
-  }
-  launch_check("route_topk_kernel", stream);
+  const auto kernel = n_expert <= 4 * kWarp    ? route_topk_kernel<4>
+                      : n_expert <= 16 * kWarp ? route_topk_kernel<16>
+                                               : route_topk_kernel<kMaxExperts / kWarp>;
+  cuda::launch("route_topk_kernel", kernel, static_cast<unsigned>(blocks), warps * kWarp, warps * warp_bytes, stream, logits,
+         T, n_expert, k, mode, ids, weights, warp_bytes);
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
   require_stream(stream, "swiglu");
   require(n >= 0, "swiglu", "n >= 0", {{"n", n}});
   if (n == 0) return;
-  swiglu_kernel<<<elementwise_blocks(n), kElemThreads, 0, stream>>>(gate, up, out, n);
-  launch_check("swiglu_kernel", stream);
+  cuda::launch("swiglu_kernel", swiglu_kernel, elementwise_blocks(n), kElemThreads, 0, stream, gate, up, out, n);
 }
 
 void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t n, const float* residual,
@@ -272,9 +267,8 @@ void moe_combine(const float* y, const float* weights, int64_t T, int k, int64_t
   require_stream(stream, "moe_combine");
   require(T >= 0 && k >= 1 && n >= 1, "moe_combine", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
   if (T == 0) return;
-  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, nullptr, T, k, n, nullptr,
-                                                                               residual, out);
-  launch_check("moe_combine_kernel", stream);
+  cuda::launch("moe_combine_kernel", moe_combine_kernel, elementwise_blocks(T * n), kElemThreads, 0, stream, y, weights,
+         nullptr, T, k, n, nullptr, residual, out);
 }
 
 void moe_peer_sums(const float* y, const float* weights, const uint8_t* peer_row, int64_t t_begin, int64_t t_end,
@@ -297,9 +291,8 @@ void moe_combine_peer(const float* y, const float* weights, const uint8_t* peer_
   require(T >= 0 && k >= 1 && n >= 1, "moe_combine_peer", "T >= 0, k >= 1, n >= 1", {{"T", T}, {"k", k}, {"n", n}});
   require(peer_row != nullptr && residual != nullptr, "moe_combine_peer", "peer_row and residual");
   if (T == 0) return;
-  moe_combine_kernel<<<elementwise_blocks(T * n), kElemThreads, 0, stream>>>(y, weights, peer_row, T, k, n, sums,
-                                                                               residual, out);
-  launch_check("moe_combine_kernel", stream);
+  cuda::launch("moe_combine_kernel", moe_combine_kernel, elementwise_blocks(T * n), kElemThreads, 0, stream, y, weights,
+         peer_row, T, k, n, sums, residual, out);
 }
 
 void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t count, int k, float* out,
@@ -308,8 +301,8 @@ void gather_rows(const float* x, int64_t n_cols, const int32_t* entries, int64_t
   require(n_cols >= 1 && count >= 0 && count <= INT32_MAX && k >= 1, "gather_rows",
           "n_cols >= 1, 0 <= count < 2^31, k >= 1", {{"n_cols", n_cols}, {"count", count}, {"k", k}});
   if (count == 0) return;
-  gather_rows_kernel<<<static_cast<unsigned>(count), kRowThreads, 0, stream>>>(x, n_cols, entries, k, out);
-  launch_check("gather_rows_kernel", stream);
+  cuda::launch("gather_rows_kernel", gather_rows_kernel, static_cast<unsigned>(count), kRowThreads, 0, stream, x, n_cols,
+         entries, k, out);
 }
 
 void scatter_rows(const float* src, int64_t n_cols, const int32_t* entries, int64_t count, float* dst,
@@ -318,8 +311,8 @@ void scatter_rows(const float* src, int64_t n_cols, const int32_t* entries, int6
   require(n_cols >= 1 && count >= 0 && count <= INT32_MAX, "scatter_rows", "n_cols >= 1, 0 <= count < 2^31",
           {{"n_cols", n_cols}, {"count", count}});
   if (count == 0) return;
-  scatter_rows_kernel<<<static_cast<unsigned>(count), kRowThreads, 0, stream>>>(src, n_cols, entries, dst);
-  launch_check("scatter_rows_kernel", stream);
+  cuda::launch("scatter_rows_kernel", scatter_rows_kernel, static_cast<unsigned>(count), kRowThreads, 0, stream, src,
+         n_cols, entries, dst);
 }
 
 }  // namespace strata::cuda

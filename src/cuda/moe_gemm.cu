@@ -2,8 +2,10 @@
 #include "cuda/moe_gemm.cuh"
 #include "prefill/row_table.h"
 
+#include "cuda/common.cuh"
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
 #include "cuda/quantize.cuh"
@@ -22,6 +24,7 @@ static __global__ void __launch_bounds__(kMapThreads)
     tile_map_kernel(const int32_t* __restrict__ offsets, int n_groups, const int32_t* __restrict__ groups,
                     int n_listed, GemmTile* __restrict__ tiles, int32_t* __restrict__ tile_count,
                     int64_t max_tiles) {
+  pdl_prologue();
   __shared__ int warp_sums[kMapThreads / 32];
   __shared__ int carry;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -98,8 +101,8 @@ void gemm_tile_map(const int32_t* offsets, int32_t n_groups, const int32_t* grou
           "gemm_tile_map", "offsets, tiles, tile_count, n_groups >= 1, n_listed >= 0, max_tiles >= 1",
           {{"n_groups", n_groups}, {"n_listed", n_listed}, {"max_tiles", max_tiles}});
   gemm_detail::check_stream("gemm_tile_map", stream);
-  tile_map_kernel<<<1, kMapThreads, 0, stream>>>(offsets, n_groups, groups, n_listed, tiles, tile_count, max_tiles);
-  launch_check("tile_map_kernel", stream);
+  cuda::launch("tile_map_kernel", tile_map_kernel, 1, kMapThreads, 0, stream, offsets, n_groups, groups, n_listed, tiles,
+         tile_count, max_tiles);
 }
 
 void moe_gate_up(const MoeExperts& w, const RowTableView& table, const float* x, const uint16_t* xh,

@@ -1,6 +1,7 @@
 // RMSNorm on the device: rows of F32, also per head (rows = T * n_head, n = head_dim) for the Q/K norms.
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 #include "cuda/moe_rows.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/quantize_warp.cuh"
@@ -25,6 +26,7 @@ __device__ __forceinline__ void scale_row(const float* x, const float* w, float*
 // One warp per row.
 static __global__ void rmsnorm_warp_kernel(const float* x, const float* __restrict__ w,
                                            float* y, int64_t rows, int64_t n, float eps) {
+  pdl_prologue();
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (row >= rows) return;
@@ -38,6 +40,7 @@ static __global__ void rmsnorm_warp_kernel(const float* x, const float* __restri
 // One block of kBlockRowThreads per row, for long rows.
 static __global__ void rmsnorm_block_kernel(const float* x, const float* __restrict__ w, float* y,
                                             int64_t n, float eps) {
+  pdl_prologue();
   __shared__ float partial[kBlockRowThreads / kWarp];
   const int64_t row = blockIdx.x;
   const float* xr = x + row * n;
@@ -68,6 +71,7 @@ static __global__ void __launch_bounds__(kQ8aThreads)
     rmsnorm_q8a_kernel(float* x, const float* __restrict__ y_slots, const float* __restrict__ slot_w, int k,
                        const float* __restrict__ w, float* __restrict__ y, void* __restrict__ y2, int64_t n,
                        float eps) {
+  pdl_prologue();
   __shared__ float partial[kBlockRowThreads / kWarp];
   __shared__ float scale;
   const int64_t row = blockIdx.x;
@@ -126,9 +130,8 @@ void norm_second(const char* op, const float* x, const float* w, float* y, void*
           "0 <= rows < 2^31, n a multiple of 32, y not x", {{"rows", rows}, {"n", n}});
   if (rows == 0) return;
   // The kernel only reads x without kCombine.
-  rmsnorm_q8a_kernel<false, kSecond><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(
-      const_cast<float*>(x), nullptr, nullptr, 0, w, y, y2, n, eps);
-  launch_check("rmsnorm_q8a_kernel", stream);
+  cuda::launch("rmsnorm_q8a_kernel", rmsnorm_q8a_kernel<false, kSecond>, static_cast<unsigned>(rows), kQ8aThreads, 0, stream,
+         const_cast<float*>(x), nullptr, nullptr, 0, w, y, y2, n, eps);
 }
 
 template <Second kSecond>
@@ -138,9 +141,8 @@ void combine_norm_second(const char* op, const float* y_slots, const float* slot
   require(rows >= 0 && rows <= INT32_MAX && k >= 1 && n >= 32 && n % 32 == 0 && x != y, op,
           "0 <= rows < 2^31, k >= 1, n a multiple of 32, y not x", {{"rows", rows}, {"k", k}, {"n", n}});
   if (rows == 0) return;
-  rmsnorm_q8a_kernel<true, kSecond><<<static_cast<unsigned>(rows), kQ8aThreads, 0, stream>>>(x, y_slots, slot_w, k, w,
-                                                                                              y, y2, n, eps);
-  launch_check("rmsnorm_q8a_kernel", stream);
+  cuda::launch("rmsnorm_q8a_kernel", rmsnorm_q8a_kernel<true, kSecond>, static_cast<unsigned>(rows), kQ8aThreads, 0, stream,
+         x, y_slots, slot_w, k, w, y, y2, n, eps);
 }
 
 }  // namespace
@@ -172,11 +174,11 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t n, 
   if (rows == 0) return;
   if (n <= kSmallRowMax) {
     const auto blocks = static_cast<unsigned>(ceil_div(rows, kWarpRowsPerBlock));
-    rmsnorm_warp_kernel<<<blocks, kWarpRowsPerBlock * kWarp, 0, stream>>>(x, w, y, rows, n, eps);
-    launch_check("rmsnorm_warp_kernel", stream);
+    cuda::launch("rmsnorm_warp_kernel", rmsnorm_warp_kernel, blocks, kWarpRowsPerBlock * kWarp, 0, stream, x, w, y, rows, n,
+           eps);
   } else {
-    rmsnorm_block_kernel<<<static_cast<unsigned>(rows), kBlockRowThreads, 0, stream>>>(x, w, y, n, eps);
-    launch_check("rmsnorm_block_kernel", stream);
+    cuda::launch("rmsnorm_block_kernel", rmsnorm_block_kernel, static_cast<unsigned>(rows), kBlockRowThreads, 0, stream, x, w,
+           y, n, eps);
   }
 }
 

@@ -1,8 +1,10 @@
 // Activation quantization kernel: 8 threads per 32-value block, 4 values each, reductions inside the 8-lane group.
 #include "cuda/quantize.cuh"
 
+#include "cuda/common.cuh"
 #include "cuda/gemm_check.h"
 #include "cuda/gemm_host.h"
+#include "cuda/launch.h"
 
 namespace strata::cuda {
 namespace {
@@ -16,6 +18,7 @@ constexpr int kBlocksPerCta = kThreads / 8;
 static __global__ void __launch_bounds__(kThreads)
     quantize_q8a_kernel(const float* __restrict__ x, int64_t ld_x, core::BlockQ8A* __restrict__ y, int64_t ld_y,
                         int nb, int64_t total) {
+  pdl_prologue();
   const int64_t gb = static_cast<int64_t>(blockIdx.x) * kBlocksPerCta + threadIdx.x / 8;
   if (gb >= total) return;  // whole 8-lane groups leave together
   const int l = threadIdx.x % 8;
@@ -67,9 +70,8 @@ void quantize_q8a(const float* x, int64_t ld_x, core::BlockQ8A* y, int64_t ld_y,
   const int64_t nb = n / 32, total = nb * n_rows;
   const int64_t grid = (total + kBlocksPerCta - 1) / kBlocksPerCta;
   require(grid <= 0x7fffffff, op, "fewer than 2^31 launch blocks", {{"blocks", grid}});
-  quantize_q8a_kernel<<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(x, ld_x, y, ld_y, static_cast<int>(nb),
-                                                                          total);
-  launch_check("quantize_q8a_kernel", stream);
+  cuda::launch("quantize_q8a_kernel", quantize_q8a_kernel, static_cast<unsigned>(grid), kThreads, 0, stream, x, ld_x, y,
+         ld_y, static_cast<int>(nb), total);
 }
 
 }  // namespace strata::cuda

@@ -2,6 +2,7 @@
 #include "cuda/attn_rows.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 #include "cuda/rope.cuh"
 
 namespace strata::cuda {
@@ -14,6 +15,7 @@ constexpr int kRopeThreads = 128;
 template <bool kNeox>
 static __global__ void rope_kernel(float* x, const int32_t* __restrict__ pos, int n_head, int head_dim, int n_rot,
                                    float freq_base) {
+  pdl_prologue();
   extern __shared__ float cs[];  // [half] cos, then [half] sin
   const int half = n_rot / 2;
   float* cos_t = cs;
@@ -45,12 +47,8 @@ void rope(float* x, const int32_t* pos, int64_t T, int n_head, int head_dim, int
   if (T == 0) return;
   const size_t smem = sizeof(float) * static_cast<size_t>(n_rot);
   const auto blocks = static_cast<unsigned>(T);
-  if (style == core::RopeStyle::Neox) {
-    rope_kernel<true><<<blocks, kRopeThreads, smem, stream>>>(x, pos, n_head, head_dim, n_rot, freq_base);
-  } else {
-    rope_kernel<false><<<blocks, kRopeThreads, smem, stream>>>(x, pos, n_head, head_dim, n_rot, freq_base);
-  }
-  launch_check("rope_kernel", stream);
+  cuda::launch("rope_kernel", style == core::RopeStyle::Neox ? rope_kernel<true> : rope_kernel<false>, blocks, kRopeThreads,
+         smem, stream, x, pos, n_head, head_dim, n_rot, freq_base);
 }
 
 }  // namespace strata::cuda

@@ -1,6 +1,7 @@
 // build_row_table: one block per expert finds where its group starts and writes its rows, in order.
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
 #include "cuda/row_table.cuh"
 
 namespace strata::cuda {
@@ -25,6 +26,7 @@ __device__ __forceinline__ int warp_sum_int(int v) {
 static __global__ void __launch_bounds__(kThreads)
     build_row_table_kernel(const int32_t* __restrict__ ids, int32_t n_rows, int32_t n_expert,
                            int32_t* __restrict__ offsets, int32_t* __restrict__ entries) {
+  pdl_prologue();
   __shared__ int32_t warp_part[kThreads / kWarp];
   const int e = static_cast<int>(blockIdx.x);
   const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp;
@@ -83,9 +85,8 @@ void build_row_table(const int32_t* ids, int32_t n_rows, int32_t n_expert, int32
               (n_rows == 0 || (ids != nullptr && entries != nullptr)),
           "build_row_table", "n_rows >= 0, 1 <= n_expert <= 2048, ids, offsets, entries",
           {{"n_rows", n_rows}, {"n_expert", n_expert}});
-  build_row_table_kernel<<<static_cast<unsigned>(n_expert), kThreads, 0, stream>>>(ids, n_rows, n_expert, offsets,
-                                                                                   entries);
-  launch_check("build_row_table_kernel", stream);
+  cuda::launch("build_row_table_kernel", build_row_table_kernel, static_cast<unsigned>(n_expert), kThreads, 0, stream, ids,
+         n_rows, n_expert, offsets, entries);
 }
 
 }  // namespace strata::cuda

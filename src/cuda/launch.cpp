@@ -1,0 +1,30 @@
+// Kernel launches: the programmatic-dependent scope and its device check.
+#include "cuda/launch.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/gemm_host.h"
+
+namespace strata::cuda {
+namespace {
+
+thread_local bool t_pdl = false;
+
+}  // namespace
+
+PdlScope::PdlScope(bool enable) : previous_(t_pdl) { t_pdl = enable && pdl_supported(); }
+
+PdlScope::~PdlScope() { t_pdl = previous_; }
+
+bool pdl_active() noexcept { return t_pdl; }
+
+bool pdl_supported() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("STRATA_PDL");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return allowed && gemm_detail::compute_capability() >= 90;
+}
+
+}  // namespace strata::cuda
