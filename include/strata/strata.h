@@ -206,7 +206,9 @@ typedef struct strata_session_params {
   size_t struct_size;           /* sizeof(strata_session_params) */
   int32_t n_ctx;                /* context length in tokens; 0 = min(model's, 4096) */
   strata_kv_type kv_type;       /* KV cache element type; default STRATA_KV_F16 */
-  int32_t chunk_size;           /* prompt tokens per chunk; 0 = 2048, or 8192 when experts stream */
+  int32_t chunk_size;           /* prompt tokens per chunk; 0 = the model's: 8192 on one GPU stage whose
+                                   experts all fit beside 8192-token buffers, 8192 when experts stream
+                                   (where the buffers fit), else 2048 */
   strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */
   void* progress_user_data;
   int32_t no_pipeline;          /* with several stages: 0 (default) = stage i runs chunk c + 1 while

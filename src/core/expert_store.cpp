@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/bytes.h"
 #include "core/cost.h"
@@ -119,15 +120,23 @@ StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage,
   memory.budget = budget;
   memory.adaptive = options.adaptive;
   memory.profile = options.profile;
-  StageExperts small = place_stage_experts(model, stage, memory);
+  // A placement for `chunk`, or none where its buffers do not fit.
+  auto place = [&](int32_t chunk) -> std::optional<StageExperts> {
+    memory.chunk = chunk;
+    try {
+      return place_stage_experts(model, stage, memory);
+    } catch (const Error& e) {
+      if (e.status() != STRATA_ERR_OUT_OF_MEMORY) throw;
+      return std::nullopt;
+    }
+  };
+  std::optional<StageExperts> large = options.single_stage ? place(kStreamingChunk) : std::nullopt;
+  if (large && !large->streams()) return std::move(*large);
+  memory.chunk = kResidentChunk;
+  StageExperts small = place_stage_experts(model, stage, memory);  // over budget: the error names the parts
   if (!small.streams()) return small;
-  memory.chunk = kStreamingChunk;
-  try {
-    return place_stage_experts(model, stage, memory);
-  } catch (const Error& e) {
-    if (e.status() != STRATA_ERR_OUT_OF_MEMORY) throw;
-    return small;
-  }
+  if (!options.single_stage) large = place(kStreamingChunk);
+  return large ? std::move(*large) : std::move(small);
 }
 
 uint64_t all_streamed_budget(const Model& model, const StagePlan& stage, int32_t n_slots, const StageMemory& memory) {

@@ -36,9 +36,13 @@ BlobLayout blob_layout(const LayerWeights& layer);
 void pack_blob(const LayerWeights& layer, const BlobLayout& layout, int32_t expert, uint8_t* dst);
 
 // Default prompt chunks: with every expert resident a chunk's cost is
-// compute, and 2048 tokens fill the GPU; when experts stream, each chunk
-// moves every streamed expert once, so chunks are as long as the buffers
-// allow up to 8192 tokens (a prompt of 8192 tokens streams once, not four times).
+// compute, and the GEMMs and the attention run faster on longer chunks
+// (8192 tokens as one chunk against four of 2048: see docs/BENCHMARKS.md),
+// so a model of one stage sizes its buffers for 8192 tokens where every
+// expert still fits, else for 2048 where that keeps them all resident. When experts stream,
+// each chunk moves every streamed expert once, so chunks are as long as the
+// buffers allow up to 8192 tokens (a prompt of 8192 tokens streams once,
+// not four times).
 inline constexpr int32_t kResidentChunk = 2048;
 inline constexpr int32_t kStreamingChunk = 8192;
 
@@ -60,6 +64,10 @@ struct ExpertOptions {
   // The model's peer_device (of the stage's kind): sessions stream a share of
   // the stage's experts through a ring on it.
   std::optional<LogicalDevice> peer;
+  // A model of one stage: where every expert fits, buffers for long chunks.
+  // With several stages, chunks pipeline through them (stage i runs chunk
+  // c + 1 while stage i + 1 runs c), so resident stages keep short ones.
+  bool single_stage = true;
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).
@@ -84,9 +92,11 @@ struct StageExperts {
 // plan_placement (over budget: Error(OUT_OF_MEMORY) naming the parts).
 StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory);
 
-// The placement a backend uses: sized for kResidentChunk; when that streams
-// experts, sized again for kStreamingChunk, unless the bigger buffers do not
-// fit the budget (then the first). Errors as place_stage_experts.
+// The placement a backend uses: sized for kStreamingChunk when that keeps
+// every expert resident (single_stage only), else for kResidentChunk when
+// that does; when both
+// stream experts, for kStreamingChunk unless its bigger buffers do not fit
+// the budget (then kResidentChunk). Errors as place_stage_experts.
 StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage, uint64_t budget,
                                      const ExpertOptions& options);
 

@@ -92,6 +92,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   const PartitionPlan plan = plan_stages(m->config_, m->weights_, budgets, split);
   ExpertOptions experts{options.adapt_swaps > 0, options.expert_profile, std::nullopt};
   if (options.peer_device >= 0) experts.peer = check_peer_device(m->devices_, plan, options.peer_device);
+  experts.single_stage = plan.stages.size() == 1;
   // CPU stages share the threads: one pool each, together n_threads.
   const auto n_cpu_stages = std::count_if(plan.stages.begin(), plan.stages.end(),
                                           [&](const StagePlan& s) { return m->devices_[s.device].is_cpu(); });
@@ -146,16 +147,18 @@ bool Model::adapt(std::span<const uint64_t> routed) const {
 ExpertResidency Model::residency() const {
   ExpertResidency all;
   int32_t streaming_chunk = 0;  // the smallest planned chunk of a streaming stage
+  int32_t chunk = 0;            // the smallest planned chunk of any stage
   for (const Stage& s : stages_) {
     const ExpertResidency r = s.backend->residency();
     if (r.streamed > 0) streaming_chunk = streaming_chunk > 0 ? std::min(streaming_chunk, r.chunk) : r.chunk;
+    chunk = chunk > 0 ? std::min(chunk, r.chunk) : r.chunk;
     all.resident += r.resident;
     all.streamed += r.streamed;
     all.streamed_bytes += r.streamed_bytes;
     all.ring_slots = std::max(all.ring_slots, r.ring_slots);
     if (r.streamed > 0) all.link_GBps = all.link_GBps > 0 ? std::min(all.link_GBps, r.link_GBps) : r.link_GBps;
   }
-  if (streaming_chunk > 0) all.chunk = streaming_chunk;
+  all.chunk = streaming_chunk > 0 ? streaming_chunk : chunk > 0 ? chunk : all.chunk;
   return all;
 }
 

@@ -67,8 +67,8 @@ class Model {
   // Device memory all stages' weights take; 0 on the CPU.
   uint64_t device_bytes() const;
   // Over all stages; link_GBps the slowest streaming stage's, chunk the
-  // smallest planned chunk of a streaming stage (2048 when none streams): the
-  // sessions' default chunk.
+  // smallest planned chunk of a streaming stage (of any stage when none
+  // streams): the sessions' default chunk.
   ExpertResidency residency() const;
   // Adaptive residency between requests: with no session of the model
   // running a prompt or a decode step (else it does nothing and returns

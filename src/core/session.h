@@ -18,7 +18,7 @@ namespace strata::core {
 struct SessionOptions {
   int32_t n_ctx = 0;  // 0: min(model's training context, 4096)
   KvType kv_type = KvType::F16;
-  int32_t chunk_size = 0;  // 0: the model's (2048; 8192 when experts stream: Model::residency)
+  int32_t chunk_size = 0;  // 0: the model's (Model::residency: 8192 where the buffers fit, else 2048)
   bool pipeline = true;    // with several stages, overlap chunks across stages (pipeline.h)
   // Decode with streamed experts on a GPU: the share of a step's routed
   // streamed experts computed on the CPU from the host arena while the GPU

@@ -87,6 +87,7 @@ class CudaBackend final : public core::Backend {
     const core::ModelWeights& w = model.weights();
     if (model.config().n_expert > 0) {
       core::StageExperts experts = core::place_for_default_chunk(model, plan, budget, options);
+      chunk_ = experts.chunk;
       if (experts.streams()) weights_.experts = std::make_unique<core::StageExperts>(std::move(experts));
     }
     const bool streaming = weights_.experts != nullptr;
@@ -258,6 +259,7 @@ class CudaBackend final : public core::Backend {
   uint64_t generation() const override { return weights_.generation; }
   core::ExpertResidency residency() const override {
     core::ExpertResidency r;
+    r.chunk = chunk_;
     if (!weights_.experts) {
       r.resident = plan_.n_layers * model_.config().n_expert;
       return r;
@@ -268,7 +270,6 @@ class CudaBackend final : public core::Backend {
     r.streamed_bytes = p.streamed_bytes;
     r.ring_slots = p.ring_slots;
     r.link_GBps = weights_.link_GBps;
-    r.chunk = weights_.experts->chunk;
     return r;
   }
   uint64_t device_bytes() const override { return storage_.size(); }
@@ -362,6 +363,7 @@ class CudaBackend final : public core::Backend {
   const core::Model& model_;
   int device_;
   core::StagePlan plan_;
+  int32_t chunk_ = core::kResidentChunk;  // the prompt chunk the placement sized the buffers for
   std::vector<double> usage_;  // decayed routed rows per flat expert (adaptive residency)
   DeviceBuffer storage_;
   DeviceWeights weights_;

@@ -100,6 +100,37 @@ TEST_CASE("placement of a stage: every expert streams at the smallest budget, so
   CHECK(status_of([&] { load(b.all_streamed - 3 * all.plan.slot_bytes); }) == STRATA_ERR_OUT_OF_MEMORY);
 }
 
+TEST_CASE("default prompt chunk: 8192 tokens where every expert fits beside their buffers, else 2048, streaming long") {
+  const auto m = load(0);
+  const StagePlan& stage = m->stages()[0].plan;
+  // The budget at which a chunk's buffers and every expert just fit.
+  auto all_resident = [&](int32_t chunk) {
+    StageMemory mem;
+    mem.budget = uint64_t(1) << 40;
+    mem.chunk = chunk;
+    const PlacementPlan p = place_stage_experts(*m, stage, mem).plan;
+    REQUIRE(p.ring_slots == 0);
+    return p.fixed_bytes + p.dense_bytes + p.kv_bytes + p.prompt_bytes + p.resident_bytes;
+  };
+  const uint64_t small = all_resident(kResidentChunk), large = all_resident(kStreamingChunk);
+  REQUIRE(large > small);
+  ExpertOptions one, split;
+  split.single_stage = false;
+  const StageExperts fits = place_for_default_chunk(*m, stage, large, one);
+  CHECK(fits.chunk == kStreamingChunk);
+  CHECK(!fits.streams());
+  // Under a layer split resident stages keep short chunks, which pipeline through the stages.
+  CHECK(place_for_default_chunk(*m, stage, large, split).chunk == kResidentChunk);
+  // One byte short of the long chunk's buffers: the short chunk keeps every expert resident.
+  const StageExperts shorter = place_for_default_chunk(*m, stage, large - 1, one);
+  CHECK(shorter.chunk == kResidentChunk);
+  CHECK(!shorter.streams());
+  // Short of the short chunk's too: it streams (this model's 8192-token buffers alone outweigh its experts).
+  const StageExperts tight = place_for_default_chunk(*m, stage, small - 1, one);
+  CHECK(tight.chunk == kResidentChunk);
+  CHECK(tight.streams());
+}
+
 TEST_CASE("streamed experts give the all-resident logits bit for bit, in both ring modes") {
   const Budgets b = budgets();
   const auto resident = load(0);
