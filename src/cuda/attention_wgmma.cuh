@@ -234,8 +234,8 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       const uint64_t b = wgmma::smem_desc(v_base + wgmma::mn_start(kk), wgmma::kAtomBytes, kPanel);
-      wgmma::mma_m64n128k16_rs_nmajor(o, a[kk], b);
-      if constexpr (kSplit) wgmma::mma_m64n128k16_rs_nmajor(o, a_lo[kk], b);
+      wgmma::mma_m64n128k16_rs<1>(o, a[kk], b);
+      if constexpr (kSplit) wgmma::mma_m64n128k16_rs<1>(o, a_lo[kk], b);
     }
     wgmma::commit();
     wgmma::wait<0>();  // this tile's V is read before the next barrier lets it be overwritten

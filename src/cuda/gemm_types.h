@@ -44,7 +44,8 @@ enum class Epilogue : int {
 };
 
 // One tile row of a grouped GEMM: positions [begin, end) of group `group`,
-// at most kGemmTileRows of them. Built on the device by gemm_tile_map
+// at most kGemmTileRows of them (kernels whose blocks take fewer run a tile
+// as several blocks: mmq_internal.cuh position_blocks). Built on the device by gemm_tile_map
 // (moe_gemm.cuh) from CSR offsets, so a table routed on the GPU never visits
 // the host.
 struct GemmTile {
@@ -53,7 +54,7 @@ struct GemmTile {
   int32_t end;
   int32_t pad;
 };
-inline constexpr int kGemmTileRows = 64;
+inline constexpr int kGemmTileRows = 128;
 
 // Tile-list capacity for n_rows positions over n_groups groups: every
 // non-empty group wastes less than one tile.

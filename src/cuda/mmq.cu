@@ -74,10 +74,12 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
           {{"n_out", n_out}, {"ld_yh", ld_yh}});
   const int64_t rows = quant ? gemm_detail::kMmqRows : gemm_detail::kFmmRows;
   const int64_t nf = pair ? rows / 2 : rows;
-  const int64_t tiles = a.tiles != nullptr ? a.max_tiles : (a.n_rows + kGemmTileRows - 1) / kGemmTileRows;
   require(a.tiles == nullptr || (a.tile_count != nullptr && a.max_tiles >= 1), op,
           "tile_count and max_tiles >= 1 with tiles", {{"max_tiles", a.max_tiles}});
-  require(tiles <= 65535, op, "at most 65535 position tiles (64 positions each)", {{"tiles", tiles}});
+  const int cols = quant && gemm_kernel() == GemmKernel::Wgmma ? gemm_detail::wgmma_tile_cols(type)
+                                                                : gemm_detail::kTileCols;
+  const int64_t blocks = gemm_detail::position_blocks(cols, a.tiles != nullptr, a.n_rows, a.max_tiles);
+  require(blocks <= 65535, op, "at most 65535 blocks of positions", {{"blocks", blocks}, {"positions", cols}});
 
   gemm_detail::MmParams p{};
   p.w = gemm_detail::matrix_set(a.w);
@@ -98,7 +100,7 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   p.tiles = a.tiles;
   p.tile_count = a.tile_count;
   p.epi = static_cast<int>(a.epi);
-  gemm_launch(p, type, dim3(static_cast<unsigned>((n_out + nf - 1) / nf), static_cast<unsigned>(tiles)), stream);
+  gemm_launch(p, type, dim3(static_cast<unsigned>((n_out + nf - 1) / nf), static_cast<unsigned>(blocks)), stream);
 }
 
 GemmActs gemm_acts(core::GgmlType t) {

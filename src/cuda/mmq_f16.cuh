@@ -111,7 +111,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
   pdl_prologue();
   using C = F16Cfg<T>;
   extern __shared__ __align__(16) uint8_t smem[];
-  __shared__ TileRows<kMmqRows> rows;
+  __shared__ TileRows<kMmqRows, kTileCols> rows;
   BlockTile bt;
   if (!setup_tile(p, rows, bt)) return;
   static_assert(kMmqRows == 256 && kTileCols == 64, "8 x 2 warps of 32 rows x 32 positions");
@@ -234,7 +234,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
         Cs[(wn * 32 + nt * 8 + c.col) * C::kLdc + wm * 32 + mt * 16 + c.row] = acc[mt][nt][i];
       }
   __syncthreads();
-  store_tile<kF16Threads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
+  store_tile<kF16Threads, kMmqRows, kTileCols>(p, bt, Cs, C::kLdc, rows.yrow);
 }
 
 template <GgmlType T>

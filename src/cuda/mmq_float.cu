@@ -45,7 +45,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
   __shared__ __align__(16) float Xs[2][kBK][kLdX];
   __shared__ int xrow[kTileCols], yrow[kTileCols];
   BlockTile bt;
-  if (!resolve_tile<kFmmRows>(p, xrow, yrow, bt)) return;
+  if (!resolve_tile<kFmmRows, kTileCols>(p, xrow, yrow, bt)) return;
 
   const int tid = threadIdx.x, tx = tid % kFmmRows, ty = tid / kFmmRows;
   const int nk = p.n_in / kBK;
@@ -136,7 +136,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
 #pragma unroll
   for (int j = 0; j < 4; ++j) Cs[(4 * ty + j) * kLdC + tx] = acc[j];
   __syncthreads();
-  store_tile<256, kFmmRows>(p, bt, Cs, kLdC, yrow);
+  store_tile<256, kFmmRows, kTileCols>(p, bt, Cs, kLdC, yrow);
 }
 
 template <GgmlType T>

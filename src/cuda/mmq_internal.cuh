@@ -40,6 +40,19 @@ struct MmParams {
 inline constexpr int kMmqRows = 256;
 inline constexpr int kFmmRows = 16;
 
+// Positions per block: 64 for the mma.sync and F32 kernels, and for the
+// warpgroup kernel where two stages of 128 positions do not fit its shared
+// memory (beside 256 weight rows, only Q4_K's 144-byte groups leave room).
+inline constexpr int kTileCols = 64;
+constexpr int wgmma_tile_cols(core::GgmlType t) { return t == core::GgmlType::Q4_K ? 128 : kTileCols; }
+
+// Position blocks of a launch whose blocks take `cols` positions: dense, one
+// per `cols` rows; grouped, kGemmTileRows / cols per listed tile (part j of
+// tile t is block t * parts + j; resolve_tile).
+constexpr int64_t position_blocks(int cols, bool grouped, int64_t n_rows, int64_t max_tiles) {
+  return grouped ? max_tiles * (kGemmTileRows / cols) : (n_rows + cols - 1) / cols;
+}
+
 // Launchers of the kernel for each weight type over grid (feature tiles,
 // position tiles); defined in the instance files mmq_<type>.cu and mmq_float.cu.
 void launch_mmq_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);

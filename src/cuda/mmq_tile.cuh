@@ -8,8 +8,6 @@
 
 namespace strata::cuda::gemm_detail {
 
-inline constexpr int kTileCols = kGemmTileRows;  // positions per block
-
 // A block's share of the GEMM: output features [f0, f0 + nf) of one group.
 struct BlockTile {
   const uint8_t* W;   // the group's (gate) matrix
@@ -19,30 +17,35 @@ struct BlockTile {
   int ncols;  // positions in the tile: xrow/yrow entries [0, ncols) are in use
 };
 
-// Resolves this block's tile and fills xrow/yrow[kTileCols] (shared memory)
-// with each position's activation row and output row, -1 past the tile.
-// Returns false (for the whole block) when a grouped launch, sized for the
-// worst case, has no tile for it. Ends with __syncthreads().
-template <int ROWS>
+// Resolves this block's tile (COLS positions at most) and fills
+// xrow/yrow[COLS] (shared memory) with each position's activation row and
+// output row, -1 past the tile. Returns false (for the whole block) when a
+// grouped launch, sized for the worst case, has no tile for it, or the
+// block's part of its tile is empty. Ends with __syncthreads().
+template <int ROWS, int COLS>
 __device__ __forceinline__ bool resolve_tile(const MmParams& p, int* xrow, int* yrow, BlockTile& bt) {
   int group = 0, begin, end;
   if (p.tiles != nullptr) {
-    if (static_cast<int>(blockIdx.y) >= *p.tile_count) return false;
-    const GemmTile t = p.tiles[blockIdx.y];
+    static_assert(kGemmTileRows % COLS == 0, "a grouped tile splits into whole blocks");
+    constexpr int parts = kGemmTileRows / COLS;
+    const int tile = static_cast<int>(blockIdx.y) / parts;
+    if (tile >= *p.tile_count) return false;
+    const GemmTile t = p.tiles[tile];
     group = t.group;
-    begin = t.begin;
+    begin = t.begin + (static_cast<int>(blockIdx.y) % parts) * COLS;
     end = t.end;
+    if (begin >= end) return false;
   } else {
-    begin = static_cast<int>(blockIdx.y) * kTileCols;
-    end = static_cast<int>(min(static_cast<int64_t>(begin) + kTileCols, p.n_rows));
+    begin = static_cast<int>(blockIdx.y) * COLS;
+    end = static_cast<int>(min(static_cast<int64_t>(begin) + COLS, p.n_rows));
   }
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   bt.W = matrix_of(p.w, group);
   bt.W2 = pair ? matrix_of(p.w2, group) : nullptr;
   bt.nf = pair ? ROWS / 2 : ROWS;
   bt.f0 = static_cast<int>(blockIdx.x) * bt.nf;
-  bt.ncols = max(0, min(end - begin, kTileCols));
-  for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
+  bt.ncols = max(0, min(end - begin, COLS));
+  for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
     const int pos = begin + i;
     const bool in = pos < end;
     xrow[i] = in ? (p.x_rows != nullptr ? p.x_rows[pos] / p.x_div : pos) : -1;
@@ -65,20 +68,20 @@ __device__ __forceinline__ const uint8_t* tile_row(const MmParams& p, const Bloc
 // activation and output row (resolve_tile), and the global rows every stage
 // copies from: weights (tile_row; nullptr past n_out) and activations
 // (nullptr past the tile).
-template <int ROWS>
+template <int ROWS, int COLS>
 struct TileRows {
-  int xrow[kTileCols], yrow[kTileCols];
+  int xrow[COLS], yrow[COLS];
   const uint8_t* wptr[ROWS];
-  const uint8_t* xptr[kTileCols];
+  const uint8_t* xptr[COLS];
 };
 
 // resolve_tile, then the row pointers; false (for the whole block) when the
 // block has no tile. Ends with __syncthreads().
-template <int ROWS>
-__device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS>& tr, BlockTile& bt) {
-  if (!resolve_tile<ROWS>(p, tr.xrow, tr.yrow, bt)) return false;
+template <int ROWS, int COLS>
+__device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS, COLS>& tr, BlockTile& bt) {
+  if (!resolve_tile<ROWS, COLS>(p, tr.xrow, tr.yrow, bt)) return false;
   for (int i = threadIdx.x; i < ROWS; i += blockDim.x) tr.wptr[i] = tile_row(p, bt, i);
-  for (int i = threadIdx.x; i < kTileCols; i += blockDim.x) {
+  for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
     tr.xptr[i] = tr.xrow[i] < 0 ? nullptr : p.x + static_cast<int64_t>(tr.xrow[i]) * p.ld_x;
   }
   __syncthreads();
@@ -89,8 +92,9 @@ __device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS>& tr
 // memory) through the epilogue, consecutive threads on consecutive features:
 // to the F32 rows of p.y (unless null) and, when p.yh is set, as F16 (rounded
 // to nearest even) to its rows. Called by all NTHREADS threads; ROWS as given
-// to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode).
-template <int NTHREADS, int ROWS>
+// to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode), COLS
+// its positions.
+template <int NTHREADS, int ROWS, int COLS>
 __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, const float* Cs, int ld,
                                            const int* yrow) {
   static_assert(ROWS % 2 == 0 && ROWS <= 256, "store_tile: an even ROWS up to 256");
@@ -100,7 +104,7 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
   // nf (= bt.nf) as a constant: the index splits are shifts, not integer divisions.
   auto run = [&](auto nf_const) {
     constexpr int nf = decltype(nf_const)::value;
-    for (int i = threadIdx.x; i < kTileCols * nf; i += NTHREADS) {
+    for (int i = threadIdx.x; i < COLS * nf; i += NTHREADS) {
       const int e = i / nf, f = i % nf;
       const int yr = yrow[e], feat = bt.f0 + f;
       if (yr < 0 || feat >= p.n_out) continue;

@@ -1,14 +1,19 @@
 // The warpgroup (wgmma, sm_90a) GEMM kernel for GGUF quants: weights decoded to F16 in registers as the A operand, F16 activations read by the tensor cores from shared memory, F32 sums; included by the instance files in src/cuda/sm90a.
 //
-// The same tile, stages and numerics as mmq_f16.cuh (256 weight rows x 64
-// positions, one 256-value group a stage, two stages, raw GGUF bytes copied
-// with cp.async, weights q * scale - min rounded once to F16), with
-// Hopper's warpgroup MMA in place of mma.sync:
+// The stages and numerics of mmq_f16.cuh (256 weight rows, one 256-value
+// group a stage, two stages, raw GGUF bytes copied with cp.async, weights
+// q * scale - min rounded once to F16), with Hopper's warpgroup MMA in place
+// of mma.sync:
 //   - 4 warpgroups of 128 threads; warpgroup w owns rows 64w .. 64w + 63 and
-//     all 64 positions, one wgmma m64n64k16 per 16 values of K. Each weight
-//     is decoded once per block (mma.sync's 8 x 2 warps decoded it twice),
-//     and the activations go to the tensor cores from shared memory without
-//     passing through registers.
+//     all the block's positions: 128 for Q4_K, 64 for the others, whose
+//     bigger groups leave no room for two stages of 128 (wgmma_tile_cols).
+//     One wgmma m64n128k16 (m64n64k16 for a tile of at most 64 positions) per
+//     16 values of K. Each weight is decoded once per block, so the decode
+//     (the kernel's ALU work, which bounded it at 64 positions: Nsight
+//     Compute counted 67 instructions a warp per instruction step, the
+//     issue slots 46% busy) is spread over twice the products; and the
+//     activations go to the tensor cores from shared memory without passing
+//     through registers.
 //   - Warp w decodes its 16 rows: per instruction one 2-byte load per row
 //     (wgmma_layout.h: quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
@@ -26,10 +31,9 @@
 // rebuilds them); only the order of the F32 sums differs, fixed by the
 // shapes, so results repeat bit for bit.
 //
-// Measured on the H200 (gemm_bench, 2026-12-01): dense Q4_K 2048 x 4096 at
-// 2048 tokens 198 -> 162 us against mma.sync, one layer's experts 1,082 ->
-// 874 us. Nsight Compute (before the swizzle): issue slots 40% busy, so it
-// still waits on latency.
+// Measured on the H200 (gemm_bench, 2026-12-01, 64 positions): dense Q4_K
+// 2048 x 4096 at 2048 tokens 198 -> 162 us against mma.sync, one layer's
+// experts 1,082 -> 874 us.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -56,16 +60,18 @@ inline constexpr int kWgThreads = 512;
 
 template <GgmlType T>
 struct WgCfg {
+  static constexpr int kCols = wgmma_tile_cols(T);  // positions per block: 128 for Q4_K, else 64
   // Row strides of 16 x odd bytes mod 128: the 8 rows whose 8-byte windows a
   // warp reads at once (quant_pairs) lie in 8 different 16-byte bank groups.
   static constexpr int kWs = T == GgmlType::Q4_K ? 144 : T == GgmlType::Q5_K ? 176 : T == GgmlType::Q6_K ? 240 : 272;
   static_assert(kWs >= 16 * staged_granules<T>() && kWs % 32 == 16, "a row piece fits its stride");
-  static constexpr int kXBytes = kTileCols * 512;  // 64 positions x 256 halves, first in the stage
+  static constexpr int kXBytes = kCols * 512;  // kCols positions x 256 halves, first in the stage
   static constexpr int kStage = kXBytes + kMmqRows * kWs;
   static_assert(kStage % 1024 == 0, "stages keep the activation tile 1024-byte aligned");
   static constexpr int kTab = 8 * kMmqRows * 4;  // half2 per (block, row)
   static constexpr int kLdc = kMmqRows + 4;
-  static constexpr int kSmem = std::max(2 * kStage + kTab, kTileCols * kLdc * 4);
+  static constexpr int kSmem = std::max(2 * kStage + kTab, kCols * kLdc * 4);
+  static_assert(kSmem + sizeof(TileRows<kMmqRows, kCols>) <= 227 * 1024, "a block's shared memory fits 227 KiB");
 };
 
 template <GgmlType T>
@@ -73,13 +79,14 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   pdl_prologue();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = WgCfg<T>;
+  constexpr int kCols = C::kCols;
   extern __shared__ __align__(1024) uint8_t smem[];
-  __shared__ TileRows<kMmqRows> rows;
+  __shared__ TileRows<kMmqRows, kCols> rows;
   // The swizzle works on address bits: the stages' atoms must be 1024-byte aligned.
   if ((mma::smem_u32(smem) & 1023u) != 0) __trap();
   BlockTile bt;
   if (!setup_tile(p, rows, bt)) return;
-  static_assert(kMmqRows == 256 && kTileCols == 64, "4 warpgroups of 64 rows x 64 positions");
+  static_assert(kMmqRows == 256 && (kCols == 64 || kCols == 128), "4 warpgroups of 64 rows x 64 or 128 positions");
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
@@ -90,11 +97,11 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   auto load_stage = [&](int kb) {
     uint8_t* Xs = smem + (kb & 1) * C::kStage;
     stage_weights<T, kMmqRows, kWgThreads>(Xs + C::kXBytes, C::kWs, rows.wptr, kb);
-    for (int i = tid; i < kTileCols * wgmma::kChunks; i += kWgThreads) {
-      const int n = wgmma::x_copy_column(i), c = wgmma::x_copy_chunk(i);
+    for (int i = tid; i < kCols * wgmma::kChunks; i += kWgThreads) {
+      const int n = wgmma::x_copy_column(i, kCols), c = wgmma::x_copy_chunk(i, kCols);
       const uint8_t* xr = rows.xptr[n];
       if (xr == nullptr) continue;  // past the tile: its columns' results are never stored
-      cp_async_16(Xs + wgmma::x_offset(T, n, c, kTileCols), xr + kb * 512 + 16 * c);
+      cp_async_16(Xs + wgmma::x_offset(T, n, c, kCols), xr + kb * 512 + 16 * c);
     }
     cp_async_commit();
   };
@@ -110,11 +117,15 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     __syncwarp();
   };
 
-  float acc[32];
+  // 64 x kCols accumulators of the warpgroup; a tile of at most 64 positions
+  // runs n64 instructions on the first 32.
+  float acc[2 * kCols / 4];
 #pragma unroll
-  for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
+  for (int i = 0; i < 2 * kCols / 4; ++i) acc[i] = 0.0f;
 
-  auto compute = [&](int kb) {
+  // Stage kb's 16 instructions of N positions (64, or kCols).
+  auto compute = [&](int kb, auto n_positions) {
+    constexpr int N = decltype(n_positions)::value;
     uint8_t* stage = smem + (kb & 1) * C::kStage;
     const uint8_t* Ws = stage + C::kXBytes;
     const uint8_t* A[2] = {staged_row<T>(Ws, C::kWs, rows.wptr[row0 + g], row0 + g, kb),
@@ -143,36 +154,50 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
             decode_pair<T, true>(q, entry_scale<T>(e[h][1], wgmma::second_half(c1)), entry_neg_min(e[h][1]));
       }
       wgmma::fence();
-      wgmma::mma_m64n64k16(acc, ai, wgmma::desc_at(desc0, wgmma::b_start(i, kTileCols)));
+      const uint64_t desc = wgmma::desc_at(desc0, wgmma::b_start(i, kCols));
+      float(&d)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(acc);  // the first N / 2 accumulators
+      if constexpr (N == 128) {
+        wgmma::mma_m64n128k16_rs<0>(d, ai, desc);
+      } else {
+        wgmma::mma_m64n64k16(d, ai, desc);
+      }
       wgmma::commit();
       wgmma::wait<1>();
     }
     wgmma::wait<0>();  // this stage's shared memory is read before the next barrier
   };
 
-  load_stage(0);
-  for (int kb = 0; kb < nkb; ++kb) {
-    cp_async_wait<0>();
-    wgmma::fence_proxy_async();
-    __syncthreads();  // stage kb visible to every warp and to the tensor cores; stage kb - 1 read by all
-    if (kb + 1 < nkb) load_stage(kb + 1);
-    prep(kb);
-    compute(kb);
+  auto run = [&](auto n_positions) {
+    load_stage(0);
+    for (int kb = 0; kb < nkb; ++kb) {
+      cp_async_wait<0>();
+      wgmma::fence_proxy_async();
+      __syncthreads();  // stage kb visible to every warp and to the tensor cores; stage kb - 1 read by all
+      if (kb + 1 < nkb) load_stage(kb + 1);
+      prep(kb);
+      compute(kb, n_positions);
+    }
+  };
+  if (kCols == 128 && bt.ncols > 64) {
+    run(std::integral_constant<int, kCols>{});
+  } else {
+    run(std::integral_constant<int, 64>{});
   }
 #pragma unroll
-  for (int i = 0; i < 32; ++i) wgmma::fence_operand(acc[i]);
+  for (int i = 0; i < 2 * kCols / 4; ++i) wgmma::fence_operand(acc[i]);
   __syncthreads();  // the stages are read; Cs overwrites them
 
+  // Columns an n64 run left at zero lie past the tile: store_tile skips them.
   float* Cs = reinterpret_cast<float*>(smem);
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
+  for (int nt = 0; nt < kCols / 8; ++nt)
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const mma::Coord c = mma::c_elem(lane, r);
       Cs[(8 * nt + c.col) * C::kLdc + row0 + c.row] = acc[4 * nt + r];
     }
   __syncthreads();
-  store_tile<kWgThreads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
+  store_tile<kWgThreads, kMmqRows, kCols>(p, bt, Cs, C::kLdc, rows.yrow);
 #else
   __trap();  // built for sm_90a only; gemm_kernel() picks this kernel only on compute capability 9.0
 #endif

@@ -92,12 +92,18 @@ constexpr STRATA_HD int x_offset(GgmlType t, int n, int c, int cols) {
   return swizzle128(b_start(i, cols) - 32 * (i % 4) + (n / 8) * kSbo + (n % 8) * 128 + 16 * (2 * (i % 4) + m));
 }
 
-// The activation copies of a stage (64 columns x 32 chunks, 16 bytes each):
-// copy k (0..2047) takes column x_copy_column(k), chunk x_copy_chunk(k), so
-// 8 consecutive copies fill one core matrix's 128 bytes and a warp's 32
-// read 64 contiguous bytes of each of 8 activation rows.
-constexpr STRATA_HD int x_copy_column(int k) { return (k & 7) | (((k >> 5) & 7) << 3); }
-constexpr STRATA_HD int x_copy_chunk(int k) { return ((k >> 3) & 3) | ((k >> 8) << 2); }
+// The activation copies of a stage (`cols` columns, 64 or 128, x 32 chunks,
+// 16 bytes each): copy k (0 .. 32 cols - 1) takes column x_copy_column(k,
+// cols), chunk x_copy_chunk(k, cols), so 8 consecutive copies fill one core
+// matrix's 128 bytes and a warp's 32 read 64 contiguous bytes of each of 8
+// activation rows.
+constexpr STRATA_HD int column_group_bits(int cols) { return cols == 128 ? 4 : 3; }  // log2(cols / 8)
+constexpr STRATA_HD int x_copy_column(int k, int cols) {
+  return (k & 7) | (((k >> 5) & ((1 << column_group_bits(cols)) - 1)) << 3);
+}
+constexpr STRATA_HD int x_copy_chunk(int k, int cols) {
+  return ((k >> 3) & 3) | ((k >> (5 + column_group_bits(cols))) << 2);
+}
 
 // Where the hardware reads B element (k, n) of an instruction whose B
 // starts at `start` bytes past a 1024-byte aligned base (see above).

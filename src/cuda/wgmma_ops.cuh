@@ -66,18 +66,21 @@ __device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], uint64_t a_desc
       : "l"(a_desc), "l"(b_desc));
 }
 
-// d (64 x 128, F32) += A (64 x 16 F16, registers) times B (16 x 128 F16,
-// N-major in shared memory at desc: the transposed operand, imm-trans-b 1).
-__device__ __forceinline__ void mma_m64n128k16_rs_nmajor(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
+// d (64 x 128, F32) += A (64 x 16 F16, registers) times B (16 x 128 F16 in
+// shared memory at desc): K-major for kTransB 0, N-major (the transposed
+// operand, imm-trans-b 1) for kTransB 1.
+template <int kTransB>
+__device__ __forceinline__ void mma_m64n128k16_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
+  static_assert(kTransB == 0 || kTransB == 1, "imm-trans-b is 0 or 1");
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "
       "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
       "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-      ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      ", {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n}\n"
       : STRATA_WGMMA_ACC32(d, 0), STRATA_WGMMA_ACC32(d, 32)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kTransB));
 }
 
 #undef STRATA_WGMMA_ACC32

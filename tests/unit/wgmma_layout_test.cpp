@@ -20,7 +20,7 @@ using strata::core::GgmlType;
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0};
-constexpr int kCols = 64;
+constexpr int kColCounts[] = {64, 128};  // positions per tile: wgmma_tile_cols
 
 std::string type_name(GgmlType t) {
   switch (t) {
@@ -82,13 +82,16 @@ TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it
     }
     for (int i = 0; i < wg::kSteps; ++i) {
       // B: the hardware's address of (k, n) from the instruction's start is
-      // where the copies put value value_of(i, k) of position n.
-      const int start = wg::b_start(i, kCols);
-      for (int k = 0; k < 16; ++k) {
-        for (int n = 0; n < kCols; ++n) {
-          const int v = value_of(t, i, k);
-          INFO("instruction " << i << " k " << k << " n " << n);
-          REQUIRE(wg::b_elem_offset(start, k, n, wg::kSbo) == wg::x_offset(t, n, v / 8, kCols) + 2 * (v % 8));
+      // where the copies put value value_of(i, k) of position n (an n64
+      // instruction on a 128-column tile reads its first 64 columns).
+      for (int cols : kColCounts) {
+        const int start = wg::b_start(i, cols);
+        for (int k = 0; k < 16; ++k) {
+          for (int n = 0; n < cols; ++n) {
+            const int v = value_of(t, i, k);
+            INFO("instruction " << i << " k " << k << " n " << n << " of " << cols);
+            REQUIRE(wg::b_elem_offset(start, k, n, wg::kSbo) == wg::x_offset(t, n, v / 8, cols) + 2 * (v % 8));
+          }
         }
       }
       // A: register a_reg(h, m), half e of lane (g, t) is row g + 8h, the
@@ -150,32 +153,35 @@ TEST_CASE("wgmma: a chunk's scale is its block's, Q6_K's by its 16-value half", 
 
 TEST_CASE("wgmma: the activation copies fill the tile once, 8 lanes on 8 bank groups", "[wgmma]") {
   for (GgmlType t : kTypes) {
-    INFO(type_name(t));
-    std::set<int> offsets;
-    for (int k = 0; k < kCols * wg::kChunks; ++k) {
-      const int n = wg::x_copy_column(k), c = wg::x_copy_chunk(k);
-      REQUIRE((n >= 0 && n < kCols));
-      REQUIRE((c >= 0 && c < wg::kChunks));
-      REQUIRE(wg::chunk_of(t, wg::instruction_of(t, c), wg::core_matrix_of(t, c)) == c);
-      const int off = wg::x_offset(t, n, c, kCols);
-      REQUIRE(off % 16 == 0);
-      offsets.insert(off);
-      if (k % 8 == 0) {
-        // A lane group of 8: 8 different 16-byte bank groups (of 128 bytes).
-        std::set<int> groups;
-        for (int l = 0; l < 8; ++l) groups.insert(wg::x_offset(t, wg::x_copy_column(k + l), wg::x_copy_chunk(k + l), kCols) / 16 % 8);
-        REQUIRE(groups.size() == 8);
-      }
-      if (k % 32 == 0) {
-        // A warp: 8 activation rows, 4 consecutive chunks (64 bytes) of each.
-        for (int l = 0; l < 32; ++l) {
-          REQUIRE(wg::x_copy_column(k + l) == n + l % 8);
-          REQUIRE(wg::x_copy_chunk(k + l) == c + (l / 8));
+    for (int cols : kColCounts) {
+      INFO(type_name(t) << ", " << cols << " columns");
+      std::set<int> offsets;
+      for (int k = 0; k < cols * wg::kChunks; ++k) {
+        const int n = wg::x_copy_column(k, cols), c = wg::x_copy_chunk(k, cols);
+        REQUIRE((n >= 0 && n < cols));
+        REQUIRE((c >= 0 && c < wg::kChunks));
+        REQUIRE(wg::chunk_of(t, wg::instruction_of(t, c), wg::core_matrix_of(t, c)) == c);
+        const int off = wg::x_offset(t, n, c, cols);
+        REQUIRE(off % 16 == 0);
+        offsets.insert(off);
+        if (k % 8 == 0) {
+          // A lane group of 8: 8 different 16-byte bank groups (of 128 bytes).
+          std::set<int> groups;
+          for (int l = 0; l < 8; ++l)
+            groups.insert(wg::x_offset(t, wg::x_copy_column(k + l, cols), wg::x_copy_chunk(k + l, cols), cols) / 16 % 8);
+          REQUIRE(groups.size() == 8);
+        }
+        if (k % 32 == 0) {
+          // A warp: 8 activation rows, 4 consecutive chunks (64 bytes) of each.
+          for (int l = 0; l < 32; ++l) {
+            REQUIRE(wg::x_copy_column(k + l, cols) == n + l % 8);
+            REQUIRE(wg::x_copy_chunk(k + l, cols) == c + (l / 8));
+          }
         }
       }
+      REQUIRE(offsets.size() == static_cast<size_t>(cols * wg::kChunks));
+      REQUIRE(*offsets.rbegin() == cols * 512 - 16);
     }
-    REQUIRE(offsets.size() == static_cast<size_t>(kCols * wg::kChunks));
-    REQUIRE(*offsets.rbegin() == kCols * 512 - 16);
   }
 }
 
@@ -187,9 +193,11 @@ TEST_CASE("wgmma: descriptors hold the start, LBO and SBO in 16-byte units and t
   CHECK((((d >> 32) & 0x3FFF) << 4) == static_cast<uint64_t>(wg::kSbo));
   CHECK(((d >> 49) & 7) == 0);   // base offset: atoms 1024-byte aligned
   CHECK((d >> 62) == 1);         // 128-byte swizzle
-  for (int i = 0; i < wg::kSteps; ++i) {
-    const int off = wg::b_start(i, kCols);
-    CHECK(wg::desc_at(d, off) == wg::smem_desc(addr + static_cast<uint32_t>(off), wg::kSbo));
+  for (int cols : kColCounts) {
+    for (int i = 0; i < wg::kSteps; ++i) {
+      const int off = wg::b_start(i, cols);
+      CHECK(wg::desc_at(d, off) == wg::smem_desc(addr + static_cast<uint32_t>(off), wg::kSbo));
+    }
   }
 }
 
