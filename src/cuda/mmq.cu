@@ -76,9 +76,16 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   const int64_t nf = pair ? rows / 2 : rows;
   require(a.tiles == nullptr || (a.tile_count != nullptr && a.max_tiles >= 1), op,
           "tile_count and max_tiles >= 1 with tiles", {{"max_tiles", a.max_tiles}});
-  const int cols = quant && gemm_kernel() == GemmKernel::Wgmma ? gemm_detail::wgmma_tile_cols(type)
-                                                                : gemm_detail::kTileCols;
-  const int64_t blocks = gemm_detail::position_blocks(cols, a.tiles != nullptr, a.n_rows, a.max_tiles);
+  // Positions per block: the kernel's; but a dense launch of 128-position
+  // blocks that would leave the device idle takes 64-position ones, twice the
+  // blocks at half the work each, where those still fit one wave.
+  const bool grouped = a.tiles != nullptr;
+  const int64_t row_blocks = (n_out + nf - 1) / nf;
+  int cols = quant && gemm_kernel() == GemmKernel::Wgmma ? gemm_detail::wgmma_tile_cols(type) : gemm_detail::kTileCols;
+  if (!grouped && cols > gemm_detail::kTileCols &&
+      row_blocks * gemm_detail::position_blocks(gemm_detail::kTileCols, false, a.n_rows, 0) <= gemm_detail::sm_count())
+    cols = gemm_detail::kTileCols;
+  const int64_t blocks = gemm_detail::position_blocks(cols, grouped, a.n_rows, a.max_tiles);
   require(blocks <= 65535, op, "at most 65535 blocks of positions", {{"blocks", blocks}, {"positions", cols}});
 
   gemm_detail::MmParams p{};
@@ -100,7 +107,8 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   p.tiles = a.tiles;
   p.tile_count = a.tile_count;
   p.epi = static_cast<int>(a.epi);
-  gemm_launch(p, type, dim3(static_cast<unsigned>((n_out + nf - 1) / nf), static_cast<unsigned>(blocks)), stream);
+  p.cols = cols;
+  gemm_launch(p, type, dim3(static_cast<unsigned>(row_blocks), static_cast<unsigned>(blocks)), stream);
 }
 
 GemmActs gemm_acts(core::GgmlType t) {

@@ -234,7 +234,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
         Cs[(wn * 32 + nt * 8 + c.col) * C::kLdc + wm * 32 + mt * 16 + c.row] = acc[mt][nt][i];
       }
   __syncthreads();
-  store_tile<kF16Threads, kMmqRows, kTileCols>(p, bt, Cs, C::kLdc, rows.yrow);
+  store_tile<kF16Threads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
 }
 
 template <GgmlType T>

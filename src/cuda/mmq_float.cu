@@ -136,7 +136,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
 #pragma unroll
   for (int j = 0; j < 4; ++j) Cs[(4 * ty + j) * kLdC + tx] = acc[j];
   __syncthreads();
-  store_tile<256, kFmmRows, kTileCols>(p, bt, Cs, kLdC, yrow);
+  store_tile<256, kFmmRows>(p, bt, Cs, kLdC, yrow);
 }
 
 template <GgmlType T>

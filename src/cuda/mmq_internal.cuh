@@ -32,6 +32,10 @@ struct MmParams {
   const GemmTile* tiles;
   const int32_t* tile_count;
   int epi;
+  // Positions per block, at most the kernel's (its COLS): a dense launch's
+  // blocks take `cols` rows each, a grouped tile runs as kGemmTileRows / cols
+  // blocks (position_blocks).
+  int cols;
 };
 
 // Output features (weight rows) per block: the quantized kernel and the F32

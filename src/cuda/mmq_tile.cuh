@@ -17,34 +17,35 @@ struct BlockTile {
   int ncols;  // positions in the tile: xrow/yrow entries [0, ncols) are in use
 };
 
-// Resolves this block's tile (COLS positions at most) and fills
+// Resolves this block's tile (p.cols <= COLS positions at most) and fills
 // xrow/yrow[COLS] (shared memory) with each position's activation row and
 // output row, -1 past the tile. Returns false (for the whole block) when a
 // grouped launch, sized for the worst case, has no tile for it, or the
 // block's part of its tile is empty. Ends with __syncthreads().
 template <int ROWS, int COLS>
 __device__ __forceinline__ bool resolve_tile(const MmParams& p, int* xrow, int* yrow, BlockTile& bt) {
+  static_assert(kGemmTileRows % COLS == 0, "a grouped tile splits into whole blocks");
+  const int cols = p.cols;  // 64 or COLS (gemm)
   int group = 0, begin, end;
   if (p.tiles != nullptr) {
-    static_assert(kGemmTileRows % COLS == 0, "a grouped tile splits into whole blocks");
-    constexpr int parts = kGemmTileRows / COLS;
+    const int parts = kGemmTileRows / cols;
     const int tile = static_cast<int>(blockIdx.y) / parts;
     if (tile >= *p.tile_count) return false;
     const GemmTile t = p.tiles[tile];
     group = t.group;
-    begin = t.begin + (static_cast<int>(blockIdx.y) % parts) * COLS;
+    begin = t.begin + (static_cast<int>(blockIdx.y) % parts) * cols;
     end = t.end;
     if (begin >= end) return false;
   } else {
-    begin = static_cast<int>(blockIdx.y) * COLS;
-    end = static_cast<int>(min(static_cast<int64_t>(begin) + COLS, p.n_rows));
+    begin = static_cast<int>(blockIdx.y) * cols;
+    end = static_cast<int>(min(static_cast<int64_t>(begin) + cols, p.n_rows));
   }
   const bool pair = p.epi == static_cast<int>(Epilogue::SwigluPair);
   bt.W = matrix_of(p.w, group);
   bt.W2 = pair ? matrix_of(p.w2, group) : nullptr;
   bt.nf = pair ? ROWS / 2 : ROWS;
   bt.f0 = static_cast<int>(blockIdx.x) * bt.nf;
-  bt.ncols = max(0, min(end - begin, COLS));
+  bt.ncols = max(0, min(end - begin, cols));
   for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
     const int pos = begin + i;
     const bool in = pos < end;
@@ -92,9 +93,9 @@ __device__ __forceinline__ bool setup_tile(const MmParams& p, TileRows<ROWS, COL
 // memory) through the epilogue, consecutive threads on consecutive features:
 // to the F32 rows of p.y (unless null) and, when p.yh is set, as F16 (rounded
 // to nearest even) to its rows. Called by all NTHREADS threads; ROWS as given
-// to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode), COLS
-// its positions.
-template <int NTHREADS, int ROWS, int COLS>
+// to resolve_tile (so bt.nf is ROWS, or ROWS / 2 in SwigluPair mode); the
+// tile's bt.ncols positions.
+template <int NTHREADS, int ROWS>
 __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& bt, const float* Cs, int ld,
                                            const int* yrow) {
   static_assert(ROWS % 2 == 0 && ROWS <= 256, "store_tile: an even ROWS up to 256");
@@ -104,7 +105,7 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
   // nf (= bt.nf) as a constant: the index splits are shifts, not integer divisions.
   auto run = [&](auto nf_const) {
     constexpr int nf = decltype(nf_const)::value;
-    for (int i = threadIdx.x; i < COLS * nf; i += NTHREADS) {
+    for (int i = threadIdx.x; i < bt.ncols * nf; i += NTHREADS) {
       const int e = i / nf, f = i % nf;
       const int yr = yrow[e], feat = bt.f0 + f;
       if (yr < 0 || feat >= p.n_out) continue;

@@ -94,14 +94,23 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   const int nkb = p.n_in / 256;
   uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 blocks][kMmqRows rows] of half2
 
-  auto load_stage = [&](int kb) {
+  // Stage kb's weights and the activations of the run's first N positions
+  // (the copy order of an N-column tile, the places of the kCols layout).
+  // Copy k = tid + 512 j of the order is this thread's j-th: all of them
+  // take one column (wgmma_layout_test), so one row pointer serves them.
+  auto load_stage = [&](int kb, auto n_positions) {
+    constexpr int N = decltype(n_positions)::value;
     uint8_t* Xs = smem + (kb & 1) * C::kStage;
     stage_weights<T, kMmqRows, kWgThreads>(Xs + C::kXBytes, C::kWs, rows.wptr, kb);
-    for (int i = tid; i < kCols * wgmma::kChunks; i += kWgThreads) {
-      const int n = wgmma::x_copy_column(i, kCols), c = wgmma::x_copy_chunk(i, kCols);
-      const uint8_t* xr = rows.xptr[n];
-      if (xr == nullptr) continue;  // past the tile: its columns' results are never stored
-      cp_async_16(Xs + wgmma::x_offset(T, n, c, kCols), xr + kb * 512 + 16 * c);
+    const int n = wgmma::x_copy_column(tid, N);
+    const uint8_t* xr = rows.xptr[n];
+    if (xr != nullptr) {  // else past the tile: its columns' results are never stored
+      xr += kb * 512;
+#pragma unroll
+      for (int j = 0; j < N * wgmma::kChunks / kWgThreads; ++j) {
+        const int c = wgmma::x_copy_chunk(tid + j * kWgThreads, N);
+        cp_async_16(Xs + wgmma::x_offset(T, n, c, kCols), xr + 16 * c);
+      }
     }
     cp_async_commit();
   };
@@ -167,37 +176,37 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     wgmma::wait<0>();  // this stage's shared memory is read before the next barrier
   };
 
+  // The K loop and the accumulators into Cs[position][row] (over the stages).
+  float* Cs = reinterpret_cast<float*>(smem);
   auto run = [&](auto n_positions) {
-    load_stage(0);
+    constexpr int N = decltype(n_positions)::value;
+    load_stage(0, n_positions);
     for (int kb = 0; kb < nkb; ++kb) {
       cp_async_wait<0>();
       wgmma::fence_proxy_async();
       __syncthreads();  // stage kb visible to every warp and to the tensor cores; stage kb - 1 read by all
-      if (kb + 1 < nkb) load_stage(kb + 1);
+      if (kb + 1 < nkb) load_stage(kb + 1, n_positions);
       prep(kb);
       compute(kb, n_positions);
     }
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) wgmma::fence_operand(acc[i]);
+    __syncthreads();  // the stages are read; Cs overwrites them
+#pragma unroll
+    for (int nt = 0; nt < N / 8; ++nt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const mma::Coord c = mma::c_elem(lane, r);
+        Cs[(8 * nt + c.col) * C::kLdc + row0 + c.row] = acc[4 * nt + r];
+      }
   };
   if (kCols == 128 && bt.ncols > 64) {
     run(std::integral_constant<int, kCols>{});
   } else {
     run(std::integral_constant<int, 64>{});
   }
-#pragma unroll
-  for (int i = 0; i < 2 * kCols / 4; ++i) wgmma::fence_operand(acc[i]);
-  __syncthreads();  // the stages are read; Cs overwrites them
-
-  // Columns an n64 run left at zero lie past the tile: store_tile skips them.
-  float* Cs = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int nt = 0; nt < kCols / 8; ++nt)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const mma::Coord c = mma::c_elem(lane, r);
-      Cs[(8 * nt + c.col) * C::kLdc + row0 + c.row] = acc[4 * nt + r];
-    }
   __syncthreads();
-  store_tile<kWgThreads, kMmqRows, kCols>(p, bt, Cs, C::kLdc, rows.yrow);
+  store_tile<kWgThreads, kMmqRows>(p, bt, Cs, C::kLdc, rows.yrow);
 #else
   __trap();  // built for sm_90a only; gemm_kernel() picks this kernel only on compute capability 9.0
 #endif

@@ -181,6 +181,9 @@ TEST_CASE("wgmma: the activation copies fill the tile once, 8 lanes on 8 bank gr
       }
       REQUIRE(offsets.size() == static_cast<size_t>(cols * wg::kChunks));
       REQUIRE(*offsets.rbegin() == cols * 512 - 16);
+      // The GEMM's 512 threads: thread tid makes copies tid + 512 j, all of one column.
+      for (int tid = 0; tid < 512; ++tid)
+        for (int k = tid; k < cols * wg::kChunks; k += 512) REQUIRE(wg::x_copy_column(k, cols) == wg::x_copy_column(tid, cols));
     }
   }
 }
