@@ -208,7 +208,7 @@ typedef struct strata_session_params {
   strata_kv_type kv_type;       /* KV cache element type; default STRATA_KV_F16 */
   int32_t chunk_size;           /* prompt tokens per chunk; 0 = the model's: 8192 on one GPU stage whose
                                    experts all fit beside 8192-token buffers, 8192 when experts stream
-                                   (where the buffers fit), else 2048 */
+                                   (where the buffers fit), else 2048; at most n_ctx */
   strata_progress_fn progress;  /* prompt progress (tokens), may be NULL */
   void* progress_user_data;
   int32_t no_pipeline;          /* with several stages: 0 (default) = stage i runs chunk c + 1 while

@@ -70,6 +70,8 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.chunk_size < 0)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: chunk_size must be >= 0, got {}", options_.chunk_size);
   if (options_.chunk_size == 0) options_.chunk_size = model_->residency().chunk;
+  // No chunk holds more tokens than the context: larger buffers would never fill.
+  options_.chunk_size = std::min(options_.chunk_size, options_.n_ctx);
   if (options_.decode_cpu_share > 1)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: decode_cpu_share must be <= 1 (or < 0 for automatic), got {}",
          options_.decode_cpu_share);

@@ -18,7 +18,7 @@ namespace strata::core {
 struct SessionOptions {
   int32_t n_ctx = 0;  // 0: min(model's training context, 4096)
   KvType kv_type = KvType::F16;
-  int32_t chunk_size = 0;  // 0: the model's (Model::residency: 8192 where the buffers fit, else 2048)
+  int32_t chunk_size = 0;  // 0: the model's (Model::residency: 8192 where the buffers fit, else 2048); at most n_ctx
   bool pipeline = true;    // with several stages, overlap chunks across stages (pipeline.h)
   // Decode with streamed experts on a GPU: the share of a step's routed
   // streamed experts computed on the CPU from the host arena while the GPU
@@ -71,6 +71,8 @@ class Session {
   void cancel() { cancel_.store(true); }
 
   const SessionStats& stats() const { return stats_; }
+  // The options as resolved at construction (n_ctx, chunk_size filled in).
+  const SessionOptions& options() const { return options_; }
   uint64_t device_bytes() const { return pipeline_->device_bytes(); }
   const std::vector<uint64_t>& expert_counts() const { return expert_counts_; }
   const Model& model() const { return *model_; }

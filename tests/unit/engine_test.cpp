@@ -81,6 +81,20 @@ TEST_CASE("chunked prompt equals token-by-token decode for every chunk size") {
   }
 }
 
+TEST_CASE("a session's chunk defaults to the model's, and never exceeds the context") {
+  const auto m = load();
+  SessionOptions o;
+  o.n_ctx = 4096;
+  CHECK(Session(m, o).options().chunk_size == m->residency().chunk);
+  o.n_ctx = 128;  // below the model's chunk: a longer one would never fill
+  REQUIRE(m->residency().chunk > 128);
+  CHECK(Session(m, o).options().chunk_size == 128);
+  o.chunk_size = 5;
+  CHECK(Session(m, o).options().chunk_size == 5);
+  o.chunk_size = 1000;
+  CHECK(Session(m, o).options().chunk_size == 128);
+}
+
 TEST_CASE("results do not depend on the thread count") {
   const auto tokens = prompt_tokens(*load(1), 24);
   const auto a = prompt_logits(load(1), tokens, 8);
