@@ -96,7 +96,10 @@ class _Stats(ctypes.Structure):
                [(f, ctypes.c_double) for f in ("decode_ms", "attention_ms", "routing_ms", "grouping_ms",
                                                "stream_wait_ms", "expert_ms", "combine_ms", "transfer_ms", "other_ms")] + \
                [("bytes_streamed", ctypes.c_uint64), ("device_bytes", ctypes.c_uint64)] + \
-               [(f, ctypes.c_double) for f in ("peer_share", "peer_predicted_alone_ms", "peer_predicted_ms")]
+               [(f, ctypes.c_double) for f in ("peer_share", "peer_predicted_alone_ms", "peer_predicted_ms")] + \
+               [(f, ctypes.c_double) for f in ("decode_attention_ms", "decode_routing_ms", "decode_grouping_ms",
+                                               "decode_stream_wait_ms", "decode_expert_ms", "decode_combine_ms")] + \
+               [("decode_bytes_streamed", ctypes.c_uint64)]
 
 
 # name: (restype, argtypes). Handles are opaque void pointers.

@@ -23,7 +23,7 @@ struct BenchOptions {
 
 struct Run {
   double prefill_tps = 0, decode_tps = 0;
-  strata::Stats stats{};
+  strata::Stats stats{};  // after the prompt and the decode steps
 };
 
 std::vector<int32_t> parse_list(const std::string& s) {
@@ -73,8 +73,7 @@ Run run_once(const strata::Model& model, const BenchOptions& o, int32_t n_prompt
   for (int32_t& t : tokens) t = pick(rng);
   Run r;
   session.prompt(tokens);
-  r.stats = session.stats();
-  r.prefill_tps = n_prompt / (r.stats.prompt_ms / 1000.0);
+  r.prefill_tps = n_prompt / (session.stats().prompt_ms / 1000.0);
   strata::Sampler greedy;
   int32_t tok = session.sample(greedy);
   const auto t0 = std::chrono::steady_clock::now();
@@ -84,6 +83,7 @@ Run run_once(const strata::Model& model, const BenchOptions& o, int32_t n_prompt
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.decode_tps = o.gen > 0 ? o.gen / s : 0.0;
+  r.stats = session.stats();
   return r;
 }
 
@@ -110,6 +110,11 @@ void bench(const BenchOptions& o) {
     for (const Run& r : runs) dec.push_back(r.decode_tps);
     std::sort(dec.begin(), dec.end());
     const strata::Stats& s = med.stats;
+    // Decode phases per step (all zero when the steps replay one CUDA graph).
+    const double steps = std::max<int64_t>(1, s.decode_tokens);
+    const double d_att = s.decode_attention_ms / steps, d_route = s.decode_routing_ms / steps,
+                 d_group = s.decode_grouping_ms / steps, d_wait = s.decode_stream_wait_ms / steps,
+                 d_exp = s.decode_expert_ms / steps, d_comb = s.decode_combine_ms / steps;
     // The link floor: the prompt cannot take less than its streamed bytes over the measured link.
     const double floor_ms = info.link_gbps > 0 ? s.bytes_streamed / (info.link_gbps * 1e6) : 0.0;
     const double of_floor = floor_ms > 0 ? floor_ms / s.prompt_ms : 0.0;
@@ -119,11 +124,14 @@ void bench(const BenchOptions& o) {
           "\"attention_ms\":{:.3f},\"routing_ms\":{:.3f},\"grouping_ms\":{:.3f},\"stream_wait_ms\":{:.3f},"
           "\"expert_ms\":{:.3f},\"combine_ms\":{:.3f},\"transfer_ms\":{:.3f},\"other_ms\":{:.3f},\"bytes_streamed\":{},"
           "\"link_floor_ms\":{:.3f},\"of_floor\":{:.4f},\"vram_bytes\":{},\"peer_share\":{:.4f},"
-          "\"peer_predicted_alone_ms\":{:.3f},\"peer_predicted_ms\":{:.3f}}}",
+          "\"peer_predicted_alone_ms\":{:.3f},\"peer_predicted_ms\":{:.3f},\"decode_step_attention_ms\":{:.4f},"
+          "\"decode_step_routing_ms\":{:.4f},\"decode_step_grouping_ms\":{:.4f},\"decode_step_stream_wait_ms\":{:.4f},"
+          "\"decode_step_expert_ms\":{:.4f},\"decode_step_combine_ms\":{:.4f},\"decode_step_bytes_streamed\":{:.0f}}}",
           json.size() > 1 ? "," : "", n, o.gen, med.prefill_tps, dec[dec.size() / 2], s.prompt_ms, s.attention_ms,
           s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms, s.transfer_ms, s.other_ms,
           s.bytes_streamed, floor_ms, of_floor, info.device_bytes + s.device_bytes, s.peer_share,
-          s.peer_predicted_alone_ms, s.peer_predicted_ms);
+          s.peer_predicted_alone_ms, s.peer_predicted_ms, d_att, d_route, d_group, d_wait, d_exp, d_comb,
+          s.decode_bytes_streamed / steps);
     } else {
       fmt::print("prompt {:>6}: prefill {:>9.1f} tok/s   decode {:>7.2f} tok/s   (median of {})   VRAM {:.2f} GiB\n", n,
                  med.prefill_tps, dec[dec.size() / 2], o.repeat, (info.device_bytes + s.device_bytes) / 1073741824.0);
@@ -131,6 +139,10 @@ void bench(const BenchOptions& o) {
                  "combine {:.1f}  transfer {:.1f}  other {:.1f}\n",
                  s.attention_ms, s.routing_ms, s.grouping_ms, s.stream_wait_ms, s.expert_ms, s.combine_ms,
                  s.transfer_ms, s.other_ms);
+      if (d_att + d_route + d_group + d_wait + d_exp + d_comb > 0)
+        fmt::print("    decode step ms: attention {:.3f}  routing {:.3f}  grouping {:.3f}  stream-wait {:.3f}  "
+                   "experts {:.3f}  combine {:.3f}  streamed {:.1f} MB\n",
+                   d_att, d_route, d_group, d_wait, d_exp, d_comb, s.decode_bytes_streamed / steps / 1e6);
       if (floor_ms > 0)
         fmt::print("    streamed {:.2f} GB: link floor {:.1f} ms, achieved {:.0f}% of the floor\n", s.bytes_streamed / 1e9,
                    floor_ms, 100 * of_floor);

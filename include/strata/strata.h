@@ -297,6 +297,16 @@ typedef struct strata_stats {
   double peer_share;
   double peer_predicted_alone_ms;
   double peer_predicted_ms;
+  /* The decode steps since the last prompt, summed over steps. A step replayed as one CUDA graph (all experts
+     resident) is not split into phases and adds nothing here. decode_grouping_ms includes the host round trip
+     for the router's choices of a layer with streamed experts. */
+  double decode_attention_ms;
+  double decode_routing_ms;
+  double decode_grouping_ms;
+  double decode_stream_wait_ms;
+  double decode_expert_ms;
+  double decode_combine_ms;
+  uint64_t decode_bytes_streamed;
 } strata_stats;
 
 /* Fills *out_stats (whose struct_size the caller sets). */

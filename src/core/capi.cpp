@@ -374,6 +374,13 @@ STRATA_API strata_status strata_session_get_stats(const strata_session* session,
     out->peer_share = s.phases.peer_share;
     out->peer_predicted_alone_ms = s.phases.peer_predicted_alone_ms;
     out->peer_predicted_ms = s.phases.peer_predicted_ms;
+    out->decode_attention_ms = s.decode_phases.attention_ms;
+    out->decode_routing_ms = s.decode_phases.routing_ms;
+    out->decode_grouping_ms = s.decode_phases.grouping_ms;
+    out->decode_stream_wait_ms = s.decode_phases.stream_wait_ms;
+    out->decode_expert_ms = s.decode_phases.expert_ms;
+    out->decode_combine_ms = s.decode_phases.combine_ms;
+    out->decode_bytes_streamed = s.decode_phases.bytes_streamed;
   });
 }
 

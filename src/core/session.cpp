@@ -164,11 +164,10 @@ std::span<const float> Session::decode(int32_t token) {
   run_guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
     const Pipeline::Chunk chunk{std::span<const int32_t>(&token, 1), n_past_, 0};
-    PhaseTimes ignored;
     // Into scratch first: a cancelled step leaves the current logits as they were.
     pipeline_->run(std::span<const Pipeline::Chunk>(&chunk, 1),
                    [&](size_t, std::span<const float> logits) { next_logits_.assign(logits.begin(), logits.end()); },
-                   ignored, expert_counts_.data(), cancel_);
+                   stats_.decode_phases, expert_counts_.data(), cancel_);
     logits_.swap(next_logits_);
     n_past_ += 1;
     stats_.decode_tokens += 1;

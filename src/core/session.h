@@ -47,7 +47,8 @@ struct SessionStats {
   double prompt_ms = 0;
   int64_t decode_tokens = 0;
   double decode_ms = 0;
-  PhaseTimes phases;  // of the last prompt
+  PhaseTimes phases;         // of the last prompt
+  PhaseTimes decode_phases;  // of the decode steps since, summed (a step replayed as one CUDA graph adds none)
 };
 
 // Receives the logits of every prompt position; returns false to stop.

@@ -60,6 +60,7 @@ struct Run {
   std::vector<float> logits;
   std::vector<uint64_t> counts;
   SessionStats stats;  // of the prompt
+  PhaseTimes decode;   // of the three decode steps after it
 };
 
 Run run(std::shared_ptr<const Model> m, int n_tokens, int chunk) {
@@ -77,6 +78,7 @@ Run run(std::shared_ptr<const Model> m, int n_tokens, int chunk) {
     const auto l = s.decode(t);
     r.logits.insert(r.logits.end(), l.begin(), l.end());
   }
+  r.decode = s.stats().decode_phases;
   r.counts = s.expert_counts();
   return r;
 }
@@ -138,6 +140,8 @@ TEST_CASE("streamed experts give the all-resident logits bit for bit, in both ri
   for (int chunk : {1, 5, 37}) {
     const Run ref = run(resident, 37, chunk);
     CHECK(ref.stats.phases.bytes_streamed == 0);
+    CHECK(ref.decode.bytes_streamed == 0);
+    CHECK(ref.decode.attention_ms > 0);
     for (uint64_t budget : {b.all_streamed, b.half_resident}) {
       INFO("chunk " << chunk << " budget " << budget);
       const Run got = run(load(budget), 37, chunk);
@@ -146,6 +150,8 @@ TEST_CASE("streamed experts give the all-resident logits bit for bit, in both ri
       CHECK(got.stats.phases.bytes_streamed > 0);
       if (budget == b.all_streamed && chunk == 37)  // one stream-all chunk moves every blob once
         CHECK(got.stats.phases.bytes_streamed == b.streamed_bytes);
+      // Each decode step streams what its layers route.
+      if (budget == b.all_streamed) CHECK(got.decode.bytes_streamed > 0);
     }
   }
 }
