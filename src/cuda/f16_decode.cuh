@@ -55,29 +55,11 @@ __device__ __forceinline__ uint32_t k4_entry(const RowHead& head, int sc, int m)
   return mma::pack_half2(__fmul_rn(head.d, i2f_small(sc)), -__fmul_rn(head.dmin, i2f_small(m)));
 }
 
-// The prep table's entry for 32-value block j of the group at B (head its
-// row_head): F16 pairs (scale, -min) for Q4_K/Q5_K, (d * sc_lo, d * sc_hi)
-// for Q6_K's two 16-value halves, (d, 0) for Q8_0.
-template <GgmlType T>
-__device__ __forceinline__ uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
-  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    int sc, m;
-    unpack_scale_min_k4_dev(B + 4, j, sc, m);
-    return k4_entry(head, sc, m);
-  } else {
-    const RowScale rs = row_scale<T>(B, head, j);
-    float lo = rs.a, hi = 0.0f;
-    if constexpr (T == GgmlType::Q6_K) {
-      lo = __fmul_rn(head.d, static_cast<float>(rs.s0));
-      hi = __fmul_rn(head.d, static_cast<float>(rs.s1));
-    }
-    return mma::pack_half2(lo, hi);
-  }
-}
-
-// The entries of blocks j and j + 4 (j < 4), as scale_entry gives them; for
-// Q4_K/Q5_K from the three scale bytes the two blocks share, with no branch
-// on j (so lanes taking different j run the same instructions).
+// The prep table's entries for 32-value blocks j and j + 4 (j < 4) of the
+// group at B (head its row_head): F16 pairs (scale, -min) for Q4_K/Q5_K, from
+// the three scale bytes the two blocks share and with no branch on j (lanes
+// taking different j run the same instructions); (d * sc_lo, d * sc_hi) for
+// Q6_K's two 16-value halves; (d, 0) for Q8_0.
 template <GgmlType T>
 __device__ __forceinline__ void scale_entry_pair(const uint8_t* B, const RowHead& head, int j, uint32_t& lo,
                                                  uint32_t& hi) {
@@ -87,8 +69,16 @@ __device__ __forceinline__ void scale_entry_pair(const uint8_t* B, const RowHead
     lo = k4_entry(head, sc0, m0);
     hi = k4_entry(head, sc1, m1);
   } else {
-    lo = scale_entry<T>(B, head, j);
-    hi = scale_entry<T>(B, head, j + 4);
+    auto entry = [&](int jj) {
+      const RowScale rs = row_scale<T>(B, head, jj);
+      if constexpr (T == GgmlType::Q6_K) {
+        return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+      } else {
+        return mma::pack_half2(rs.a, 0.0f);
+      }
+    };
+    lo = entry(j);
+    hi = entry(j + 4);
   }
 }
 

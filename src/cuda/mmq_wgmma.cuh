@@ -18,7 +18,7 @@
 //     (wgmma_layout.h: quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
 //     runs, and wgmma.wait_group 1 frees i - 1's.
-//   - Each warp prepares its own rows' scale table (scale_entry), so only a
+//   - Each warp prepares its own rows' scale table (scale_entry_pair), so only a
 //     __syncwarp stands between the table and its readers.
 //   - A stage's activations sit K-major with the 128-byte swizzle, each
 //     instruction's two chunks side by side (wgmma_layout.h: x_offset),
