@@ -30,6 +30,17 @@ __device__ __forceinline__ void unpack_scale_min_k4_dev(const uint8_t* bytes, in
   }
 }
 
+// Sub-blocks j and j + 4 (j < 4) of a Q4_K/Q5_K scale array at once: bytes
+// j, j + 4 and j + 8 hold both (unpack_scale_min_k4_dev of j and of j + 4).
+__device__ __forceinline__ void unpack_scale_min_k4_pair_dev(const uint8_t* bytes, int j, int& sc0, int& m0, int& sc1,
+                                                             int& m1) {
+  const int a = bytes[j], b = bytes[j + 4], c = bytes[j + 8];
+  sc0 = a & 63;
+  m0 = b & 63;
+  sc1 = (c & 0x0f) | ((a >> 6) << 4);
+  m1 = (c >> 4) | ((b >> 6) << 4);
+}
+
 // Value e (0..31) of a Q8_0 block: d * q.
 __device__ __forceinline__ float dequant_q8_0(const core::BlockQ8_0& b, int e) {
   return __fmul_rn(half_bits_to_float(b.d), static_cast<float>(b.qs[e]));

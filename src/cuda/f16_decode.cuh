@@ -49,20 +49,37 @@ __device__ __forceinline__ uint32_t decode_pair(uint32_t q, __half2 scale, __hal
   }
 }
 
-// The prep table's entry for 32-value block j of the group at B (head its
-// row_head): F16 pairs (scale, -min) for Q4_K/Q5_K, (d * sc_lo, d * sc_hi)
-// for Q6_K's two 16-value halves, (d, 0) for Q8_0.
+// A Q4_K/Q5_K entry from a block's 6-bit scale and min: (d * sc, -(dmin *
+// m)), both exact in F32, rounded to F16.
+__device__ __forceinline__ uint32_t k4_entry(const RowHead& head, int sc, int m) {
+  return mma::pack_half2(__fmul_rn(head.d, i2f_small(sc)), -__fmul_rn(head.dmin, i2f_small(m)));
+}
+
+// The prep table's entries for 32-value blocks j and j + 4 (j < 4) of the
+// group at B (head its row_head): F16 pairs (scale, -min) for Q4_K/Q5_K, from
+// the three scale bytes the two blocks share and with no branch on j (lanes
+// taking different j run the same instructions); (d * sc_lo, d * sc_hi) for
+// Q6_K's two 16-value halves; (d, 0) for Q8_0.
 template <GgmlType T>
-__device__ __forceinline__ uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
-  const RowScale rs = row_scale<T>(B, head, j);
-  float lo = rs.a, hi = 0.0f;
+__device__ __forceinline__ void scale_entry_pair(const uint8_t* B, const RowHead& head, int j, uint32_t& lo,
+                                                 uint32_t& hi) {
   if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    hi = -rs.b;  // (d * sc_j, -(dmin * m_j)), both exact in F32
-  } else if constexpr (T == GgmlType::Q6_K) {
-    lo = __fmul_rn(head.d, static_cast<float>(rs.s0));
-    hi = __fmul_rn(head.d, static_cast<float>(rs.s1));
+    int sc0, m0, sc1, m1;
+    unpack_scale_min_k4_pair_dev(B + 4, j, sc0, m0, sc1, m1);
+    lo = k4_entry(head, sc0, m0);
+    hi = k4_entry(head, sc1, m1);
+  } else {
+    auto entry = [&](int jj) {
+      const RowScale rs = row_scale<T>(B, head, jj);
+      if constexpr (T == GgmlType::Q6_K) {
+        return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+      } else {
+        return mma::pack_half2(rs.a, 0.0f);
+      }
+    };
+    lo = entry(j);
+    hi = entry(j + 4);
   }
-  return mma::pack_half2(lo, hi);
 }
 
 // An entry's scale (for Q6_K that of the block's first or second 16 values)

@@ -145,7 +145,12 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
     const uint8_t* B = stage_row(smem + (kb & 1) * C::kStage, tid, kb);
     const RowHead head = row_head<T>(B);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) tab[j * kMmqRows + tid] = scale_entry<T>(B, head, j);
+    for (int j = 0; j < 4; ++j) {
+      uint32_t lo, hi;
+      scale_entry_pair<T>(B, head, j, lo, hi);
+      tab[j * kMmqRows + tid] = lo;
+      tab[(j + 4) * kMmqRows + tid] = hi;
+    }
   };
 
   float acc[2][4][4];

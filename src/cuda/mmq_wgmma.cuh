@@ -18,7 +18,7 @@
 //     (wgmma_layout.h: quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
 //     runs, and wgmma.wait_group 1 frees i - 1's.
-//   - Each warp prepares its own rows' scale table (scale_entry), so only a
+//   - Each warp prepares its own rows' scale table (scale_entry_pair), so only a
 //     __syncwarp stands between the table and its readers.
 //   - A stage's activations sit K-major with the 128-byte swizzle, each
 //     instruction's two chunks side by side (wgmma_layout.h: x_offset),
@@ -115,14 +115,20 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     cp_async_commit();
   };
 
-  // This warp's 16 rows' scale table for stage kb: lane l takes row l % 16,
-  // blocks 4 (l / 16) .. + 3.
+  // This warp's 16 rows' scale table for stage kb: lane l takes row l % 16
+  // and blocks j, j + 4 for j = 2 (l / 16) and 2 (l / 16) + 1, so every lane
+  // runs the same instructions (scale_entry_pair).
   auto prep = [&](int kb) {
-    const int r = row0 + (lane & 15), j0 = 4 * (lane >> 4);
+    const int r = row0 + (lane & 15), j0 = 2 * (lane >> 4);
     const uint8_t* B = staged_row<T>(smem + (kb & 1) * C::kStage + C::kXBytes, C::kWs, rows.wptr[r], r, kb);
     const RowHead head = row_head<T>(B);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) tab[(j0 + j) * kMmqRows + r] = scale_entry<T>(B, head, j0 + j);
+    for (int i = 0; i < 2; ++i) {
+      uint32_t lo, hi;
+      scale_entry_pair<T>(B, head, j0 + i, lo, hi);
+      tab[(j0 + i) * kMmqRows + r] = lo;
+      tab[(j0 + i + 4) * kMmqRows + r] = hi;
+    }
     __syncwarp();
   };
 
