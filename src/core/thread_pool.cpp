@@ -2,12 +2,9 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
-#include <chrono>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #include "core/error.h"
+#include "core/spin.h"
 
 namespace strata::core {
 
@@ -28,12 +25,6 @@ struct InRangeScope {
 int64_t range_begin(int64_t n, int r, int i) {
   const int64_t base = n / r, extra = n % r;
   return i * base + std::min<int64_t>(i, extra);
-}
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
 }
 
 }  // namespace
@@ -62,19 +53,6 @@ void ThreadPool::stop() {
   for (auto& w : workers_) w.join();
 }
 
-template <class Pred>
-bool ThreadPool::spin_until(Pred pred) const {
-  if (spin_us_ == 0) return pred();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (pred()) return true;
-      cpu_relax();
-    }
-    if (std::chrono::steady_clock::now() >= until) return pred();
-  }
-}
-
 void ThreadPool::run_range(int index) {
   InRangeScope scope;
   try {
@@ -90,7 +68,7 @@ void ThreadPool::worker_main(int index) {
     return stop_.load(std::memory_order_acquire) || job_.load(std::memory_order_acquire) >> 32 != seen >> 32;
   };
   for (;;) {
-    if (!spin_until(ready)) {
+    if (!spin_for(spin_us_, ready)) {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, ready);
     }
@@ -127,7 +105,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   wake_.notify_all();
   run_range(0);
   auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(done)) {
+  if (!spin_for(spin_us_, done)) {
     std::unique_lock lock(mutex_);
     done_.wait(lock, done);
   }

@@ -50,9 +50,6 @@ class ThreadPool {
   void worker_main(int index);
   void run_range(int index);
   void stop();
-  // Polls pred() for up to spin_us_; whether it became true.
-  template <class Pred>
-  bool spin_until(Pred pred) const;
 
   int n_threads_;
   int spin_us_;

@@ -221,7 +221,7 @@ class CudaBackend final : public core::Backend {
                      core::format_bytes(p.arena_bytes), weights_.link_GBps, p.ring_slots);
       core::log_info("cuda: decode computes streamed experts on {} CPU threads at {:.1f} GB/s of weights (measured "
                      "while the link streams) and {:.0f} us a layer",
-                     model.n_threads(), weights_.cpu.GBps, weights_.cpu.fixed_s * 1e6);
+                     decode_cpu_threads(model.n_threads()), weights_.cpu.GBps, weights_.cpu.fixed_s * 1e6);
     }
     core::log_info("cuda: {} ({}), layers {}..{}: {:.2f} GiB of weights resident", info.name, device,
                    plan.first_layer, plan.end_layer() - 1, up.total() / 1073741824.0);
@@ -312,7 +312,7 @@ class CudaBackend final : public core::Backend {
     w.gate.ptrs = &ptrs.gate[base];
     w.up.ptrs = &ptrs.up[base];
     w.down.ptrs = &ptrs.down[base];
-    core::ThreadPool pool(model.n_threads(), kCpuDecodeSpinUs);
+    core::ThreadPool pool(decode_cpu_threads(model.n_threads()), kCpuDecodeSpinUs);
     const int64_t E = model.config().n_embd;
     std::vector<float> in(static_cast<size_t>(E) * kMany, 0.5f), out(in.size());
     size_t next = 0;  // experts in order, wrapping when a layer has few streamed ones

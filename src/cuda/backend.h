@@ -19,6 +19,10 @@ namespace strata::cuda {
 // stays awake through a decode (a wake-up of every worker costs tens of us).
 inline constexpr int kCpuDecodeSpinUs = 2000;
 
+// Decode's CPU pool runs on a thread of its own (core::Background) while the
+// executor's thread queues the GPU's work: one thread fewer than the model's.
+inline int decode_cpu_threads(int n_threads) { return n_threads > 1 ? n_threads - 1 : 1; }
+
 // A matrix (or a 3-D expert tensor) in device memory, as GGUF lays it out.
 struct DeviceTensor {
   core::GgmlType type = core::GgmlType::F32;

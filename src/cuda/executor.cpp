@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/background.h"
 #include "core/cpu/moe.h"
 #include "core/cpu/ops.h"
 #include "core/error.h"
@@ -150,7 +151,8 @@ class CudaExecutor final : public core::Executor {
       stream_.synchronize();
       // Decode computes part of the streamed experts on the CPU, from the arena.
       arena_ptrs_ = core::arena_pointers(*w_.experts, w_.arena.as<uint8_t>());
-      cpu_pool_ = std::make_unique<core::ThreadPool>(model.n_threads(), kCpuDecodeSpinUs);
+      cpu_pool_ = std::make_unique<core::ThreadPool>(decode_cpu_threads(model.n_threads()), kCpuDecodeSpinUs);
+      cpu_job_ = std::make_unique<core::Background>(kCpuDecodeSpinUs);
       h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float));
       h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
       // A fixed share, or the cost model's count per step (decode_cpu_experts); with the rates measured
@@ -643,6 +645,7 @@ class CudaExecutor final : public core::Executor {
     const prefill::RowTable table = host_table(ids, T, hybrid ? xn : nullptr);
     int32_t begin = 0, end = 0;
     std::vector<int32_t> on_cpu;
+    const core::WaitOnExit cpu_join(cpu_job_.get());  // a failure below leaves no job reading table or on_cpu
     if (mode_ == prefill::RingMode::StreamAll) {
       begin = schedule_.layer_begin[il];
       end = schedule_.layer_begin[il + 1];
@@ -657,6 +660,8 @@ class CudaExecutor final : public core::Executor {
         on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
         routed.resize(routed.size() - n_cpu);
       }
+      // The CPU's share starts now, beside the queueing of the GPU's work below.
+      if (!on_cpu.empty()) cpu_job_->start([this, il, &table, &on_cpu] { cpu_experts(il, table, on_cpu); });
       schedule_ = core::routed_schedule(x, std::move(routed), next_slot_);
       next_slot_ = schedule_.next_slot;
       end = static_cast<int32_t>(schedule_.computes.size());
@@ -720,7 +725,10 @@ class CudaExecutor final : public core::Executor {
       run(g);
       ring_->release_through(last, s);
     }
-    if (!on_cpu.empty()) cpu_experts(il, table, on_cpu);
+    if (!on_cpu.empty()) {
+      cpu_job_->wait();
+      send_cpu_rows(table, on_cpu);
+    }
   }
 
   // A stream-all chunk shared with the helper (set_helper) or the
@@ -829,14 +837,15 @@ class CudaExecutor final : public core::Executor {
     }
   }
 
-  // Decode rows of streamed experts computed on the host (overlapping the
-  // GPU's work on the others) and sent up into their rows of y_.
   // The cost model's CPU count of a layer's n routed streamed experts.
   int32_t cpu_experts_for(int32_t n, double blob_bytes) const {
     return core::decode_cpu_experts(n, blob_bytes, w_.link_GBps, w_.cpu.GBps,
                                     w_.cpu.fixed_s + core::kCpuDecodeTransferS);
   }
 
+  // Decode rows of streamed experts computed on the host into their rows of
+  // h_y_ (cpu_job_'s thread, while this one queues the GPU's work; the rows'
+  // previous uploads finished in host_table's synchronize).
   void cpu_experts(int32_t il, const prefill::RowTable& table, const std::vector<int32_t>& experts) {
     const core::LayerWeights& l = model_.weights().layers[plan_.first_layer + il];
     core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
@@ -861,12 +870,18 @@ class CudaExecutor final : public core::Executor {
     core::cpu::experts_rows(w, jobs, cpu_pool_.get());
     for (size_t i = 0; i < experts.size(); ++i) {
       const std::span<const int32_t> rows = table.group(experts[i]);
-      for (size_t j = 0; j < rows.size(); ++j) {
-        float* row = y + static_cast<int64_t>(rows[j]) * E;
-        std::copy_n(&Y[(first[i] + j) * E], E, row);
-        copy_async(y_.as<float>() + static_cast<int64_t>(rows[j]) * E, row, E * sizeof(float), stream_.get());
-      }
+      for (size_t j = 0; j < rows.size(); ++j)
+        std::copy_n(&Y[(first[i] + j) * E], E, y + static_cast<int64_t>(rows[j]) * E);
     }
+  }
+
+  // The CPU's rows up into y_, after cpu_experts.
+  void send_cpu_rows(const prefill::RowTable& table, const std::vector<int32_t>& experts) {
+    const int64_t E = c_.n_embd;
+    for (int32_t e : experts)
+      for (int32_t r : table.group(e))
+        copy_async(y_.as<float>() + static_cast<int64_t>(r) * E, h_y_.as<float>() + static_cast<int64_t>(r) * E,
+                   E * sizeof(float), stream_.get());
   }
 
   static WeightSet weights_of(const DeviceTensor& t) {
@@ -925,7 +940,8 @@ class CudaExecutor final : public core::Executor {
   prefill::RingSchedule own_lists_schedule_;
   bool sharing_ = false;
   double share_value_ = 0;
-  std::unique_ptr<core::ThreadPool> cpu_pool_;
+  std::unique_ptr<core::ThreadPool> cpu_pool_;  // run by cpu_job_'s thread
+  std::unique_ptr<core::Background> cpu_job_;
   HostBuffer h_xn_, h_y_;
 };
 
