@@ -236,10 +236,14 @@ class CudaExecutor final : public core::Executor {
     if (ring_ && generation_ != w_.generation) point_residents();
     sharing_ = false;
     const uint64_t streamed0 = ring_ ? ring_->bytes_enqueued() : 0;
-    if (exec)
+    if (exec) {
       exec->launch(s);
-    else
+    } else {
+      // A decode step launched one by one (streamed experts: the host decides per layer) hides its launch gaps
+      // the way the captured graph does.
+      const PdlScope pdl(T <= kMaxVectorRows);
       enqueue(chunk, T, rows, pos0 + static_cast<int32_t>(T), times, &cancel);
+    }
     // Not in the graph: the caller's logits are pageable host memory.
     if (rows > 0) copy_async(chunk.logits, logits_.data(), static_cast<size_t>(rows) * c_.n_vocab * sizeof(float), s);
     timer_.mark(s, &times.other_ms);
