@@ -11,6 +11,7 @@
 #include "cuda/moe.cuh"
 #include "cuda/route.cuh"
 #include "prefill/pieces.h"
+#include "prefill/ring.h"
 
 namespace strata::cuda {
 namespace {
@@ -234,14 +235,14 @@ void PeerShare::layer(int32_t il, const DeviceLayer& l, const prefill::RowTable&
   view.n_tokens = static_cast<int32_t>(T);
   view.k = k;
   view.n_expert = n;
-  const int32_t batch = std::max(1, peer_.ring->n_slots() / 4);
-  for (int32_t i = begin; i < end; i += batch) {
-    const int32_t last = std::min(i + batch, end) - 1;
+  for (int32_t i = begin; int32_t e : prefill::ring_batch_ends(begin, end, peer_.ring->n_slots())) {
+    const int32_t last = e - 1;
     const std::span<const int32_t> list(plan.peer_experts.data() + (i - begin), static_cast<size_t>(last - i + 1));
     peer_.ring->wait(last, ps);
     moe_experts_listed(experts, view, peer_.table + at.list + (i - begin), static_cast<int32_t>(list.size()),
                        listed_tiles(table, list), peer_.xn, xh, peer_.moe, peer_.y, ps);
     peer_.ring->release_through(last, ps);
+    i = e;
   }
   if (terms_.exact) {
     gather_rows(peer_.y, E, peer_.table + at.rows, n_peer_rows_, 1, h_rows_.device_as<float>(), ps);

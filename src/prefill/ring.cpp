@@ -1,6 +1,7 @@
 // plan_ring and the rule that picks the ring mode of a chunk.
 #include "prefill/ring.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -55,6 +56,17 @@ std::vector<int32_t> ring_layer_routed(const RowTable& t, const std::vector<bool
     if (streamed[e]) list.push_back(e);
   }
   return list;
+}
+
+std::vector<int32_t> ring_batch_ends(int32_t begin, int32_t end, int32_t n_slots) {
+  if (n_slots < 1 || end < begin)
+    fail(STRATA_ERR_INVALID_ARGUMENT, "ring batches: [{}, {}) over {} slots", begin, end, n_slots);
+  const int32_t n = end - begin, max_batch = std::max(1, n_slots / 3);
+  const int32_t batches = (n + max_batch - 1) / max_batch;
+  std::vector<int32_t> ends;
+  for (int32_t b = 1; b <= batches; ++b)  // the first n % batches batches take one more
+    ends.push_back(begin + b * (n / batches) + std::min(b, n % batches));
+  return ends;
 }
 
 RingSchedule plan_ring(const RingInput& in) {

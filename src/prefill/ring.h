@@ -109,6 +109,17 @@ struct RingSchedule {
   int32_t n_layer() const { return static_cast<int32_t>(layer_begin.size()) - 1; }
 };
 
+// The batches in which an executor runs computes [begin, end) of one layer:
+// each batch after its last load has landed, then its slots released. At
+// most a third of the ring each, so loads keep running at least two thirds of
+// the ring ahead (the link streams on through attention and routing), in as
+// few batches as that allows, of sizes that differ by at most one: each
+// batch is a launch whose last wave is partly idle, so a layer of 121 streamed
+// experts in a ring of 233 runs as 61 + 60, not 58 + 58 + 5 (a quarter each).
+// Returns each batch's end (exclusive), ascending; none when begin == end.
+// Throws Error(INVALID_ARGUMENT) for n_slots < 1 or end < begin.
+std::vector<int32_t> ring_batch_ends(int32_t begin, int32_t end, int32_t n_slots);
+
 // Builds the schedule. Throws Error(INVALID_ARGUMENT) for n_slots < 1,
 // first_slot outside [0, n_slots), a negative expert id, or an expert listed
 // twice in one layer (each blob is loaded exactly once per chunk).

@@ -242,3 +242,34 @@ TEST_CASE("ring: invalid input") {
   CHECK(s.n_layer() == 0);
   CHECK(s.next_slot == 0);
 }
+
+TEST_CASE("ring: a layer's computes in the fewest batches of at most a third of the ring, sizes within one") {
+  using strata::prefill::ring_batch_ends;
+  CHECK(ring_batch_ends(0, 121, 233) == std::vector<int32_t>{61, 121});        // at most 77 a batch
+  CHECK(ring_batch_ends(10, 131, 233) == std::vector<int32_t>{71, 131});       // offsets carry
+  CHECK(ring_batch_ends(0, 77, 233) == std::vector<int32_t>{77});              // one full batch
+  CHECK(ring_batch_ends(0, 78, 233) == std::vector<int32_t>{39, 78});
+  CHECK(ring_batch_ends(0, 7, 3) == std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7});  // one a batch in a ring of 3
+  CHECK(ring_batch_ends(0, 10, 9) == std::vector<int32_t>{3, 6, 8, 10});       // 3 a batch: 3, 3, 2, 2
+  CHECK(ring_batch_ends(5, 5, 233).empty());
+  // Any layer: batches cover it in order, none larger than a third of the ring, sizes within one.
+  for (int32_t slots : {1, 2, 3, 4, 8, 50, 233})
+    for (int32_t n = 0; n <= 200; n += 7) {
+      const std::vector<int32_t> ends = ring_batch_ends(3, 3 + n, slots);
+      int32_t prev = 3, lo = 1 << 30, hi = 0;
+      for (int32_t e : ends) {
+        CHECK(e > prev);
+        lo = std::min(lo, e - prev);
+        hi = std::max(hi, e - prev);
+        prev = e;
+      }
+      CHECK(prev == 3 + n);
+      if (n > 0) {
+        CHECK(hi <= std::max(1, slots / 3));
+        CHECK(hi - lo <= 1);
+        CHECK(ends.size() == static_cast<size_t>((n + std::max(1, slots / 3) - 1) / std::max(1, slots / 3)));
+      }
+    }
+  CHECK_THROWS_AS(ring_batch_ends(0, 4, 0), Error);
+  CHECK_THROWS_AS(ring_batch_ends(4, 3, 8), Error);
+}
