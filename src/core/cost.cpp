@@ -273,6 +273,29 @@ CpuDecodeRate cpu_decode_rate(double blob_bytes, double t1, int c, double tc) {
   return {blob_bytes / per_expert / 1e9, std::max(0.0, t1 - per_expert)};
 }
 
+CpuDecodeTracker::CpuDecodeTracker(CpuDecodeRate at_load) : rate_(at_load) {
+  if (!(rate_.GBps > 0) || !(rate_.fixed_s >= 0) || rate_.fixed_s > kMaxFixedS) rate_ = {kFallbackGBps, 0.0};
+}
+
+int32_t CpuDecodeTracker::choose(int32_t n, double blob_bytes, double link_GBps) {
+  const int32_t c = decode_cpu_experts(n, blob_bytes, link_GBps, rate_.GBps, rate_.fixed_s + kCpuDecodeTransferS);
+  if (c > 0 || n < 2) {
+    since_probe_ = 0;
+    return c;
+  }
+  if (++since_probe_ < kProbeEvery) return 0;
+  since_probe_ = 0;
+  return 1;
+}
+
+void CpuDecodeTracker::observe(int32_t c, double blob_bytes, double seconds) {
+  if (c <= 0 || !(blob_bytes > 0) || !(seconds > 0)) return;
+  // The share's time less the fixed cost, never below a tenth of the whole (a fixed cost measured too high).
+  const double weights_s = std::max(seconds - rate_.fixed_s, 0.1 * seconds);
+  const double seen = c * blob_bytes / weights_s / 1e9;
+  rate_.GBps = (1 - kWeight) * rate_.GBps + kWeight * seen;
+}
+
 int32_t choose_peer_pieces(double transfer_s, double sync_s, int32_t max_pieces) {
   if (max_pieces < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "peer pieces: at most {}", max_pieces);
   if (!(transfer_s > 0) || !(sync_s > 0)) return std::min(prefill::kDefaultPeerPieces, max_pieces);

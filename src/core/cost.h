@@ -178,6 +178,33 @@ struct CpuDecodeRate {
 // fixed cost (never negative). Zero rate when the times make no slope.
 CpuDecodeRate cpu_decode_rate(double blob_bytes, double t1, int c, double tc);
 
+// The CPU's decode rate as decode observes it. It starts from the load-time
+// measurement (a rate of 0 there, or a fixed cost over kMaxFixedS: a busy
+// host at load; it then starts from kFallbackGBps) and follows every CPU
+// share's measured time: time = fixed_s + c * blob / rate, the rate an
+// exponential average (weight kWeight for the newest) of what each share
+// shows, the fixed cost kept from load. So a load-time measurement that a busy
+// moment spoiled, or a host whose memory the link's reads slow down, costs a
+// few steps, not the session. When the rate says the CPU should take none,
+// every kProbeEvery-th choice gives it one expert anyway, to keep measuring.
+class CpuDecodeTracker {
+ public:
+  static constexpr double kMaxFixedS = 100e-6, kFallbackGBps = 10.0, kWeight = 0.1;
+  static constexpr int32_t kProbeEvery = 16;
+
+  explicit CpuDecodeTracker(CpuDecodeRate at_load);
+  // How many of a layer's n routed streamed experts (blob_bytes each) the CPU
+  // takes (decode_cpu_experts with the current rate, plus kCpuDecodeTransferS).
+  int32_t choose(int32_t n, double blob_bytes, double link_GBps);
+  // c > 0 experts of blob_bytes each took seconds on the CPU.
+  void observe(int32_t c, double blob_bytes, double seconds);
+  const CpuDecodeRate& rate() const { return rate_; }
+
+ private:
+  CpuDecodeRate rate_;
+  int32_t since_probe_ = 0;
+};
+
 // Pieces for the host route: K minimizing transfer_s / K + K * sync_s (the
 // exposed part of a transfer cut in K pieces plus their syncs), at least 1,
 // at most max_pieces. kDefaultPeerPieces (8, seed 004) when nothing was

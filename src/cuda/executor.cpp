@@ -2,6 +2,7 @@
 #include "cuda/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -158,12 +159,10 @@ class CudaExecutor final : public core::Executor {
       h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float),
                          cudaHostAllocPortable | cudaHostAllocMapped);
       h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
-      // A fixed share, or the cost model's count per step (decode_cpu_experts); with the rates measured
-      // here the model may find no count that pays, and then decode never brings the activations down.
+      // A fixed share, or the cost model's count per layer from the CPU's rate as decode observes it
+      // (CpuDecodeTracker, starting from the load's measurement).
       cpu_share_ = o.decode_cpu_share;
-      const auto blob = static_cast<double>(core::max_blob_bytes(*w_.experts));
-      if (cpu_share_ < 0 && cpu_experts_for(c_.n_expert_used, blob) == 0)
-        cpu_share_ = 0;
+      cpu_rate_ = core::CpuDecodeTracker(w_.cpu);
       peer_terms_.share = o.peer_share;
       peer_terms_.f32 = o.peer_f32;
       peer_terms_.pieces = o.peer_pieces;
@@ -664,12 +663,18 @@ class CudaExecutor final : public core::Executor {
         const auto n = static_cast<int32_t>(routed.size());
         const auto n_cpu = static_cast<size_t>(
             cpu_share_ > 0 ? std::lround(cpu_share_ * n)
-                           : cpu_experts_for(n, static_cast<double>(x.layouts[il].bytes)));
+                           : cpu_rate_.choose(n, static_cast<double>(x.layouts[il].bytes), w_.link_GBps));
         on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
         routed.resize(routed.size() - n_cpu);
       }
       // The CPU's share starts now, beside the queueing of the GPU's work below.
-      if (!on_cpu.empty()) cpu_job_->start([this, il, &table, &on_cpu] { cpu_experts(il, table, on_cpu); });
+      if (!on_cpu.empty()) {
+        cpu_job_->start([this, il, &table, &on_cpu] {
+          const auto t0 = std::chrono::steady_clock::now();
+          cpu_experts(il, table, on_cpu);
+          cpu_job_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        });
+      }
       schedule_ = core::routed_schedule(x, std::move(routed), next_slot_);
       next_slot_ = schedule_.next_slot;
       end = static_cast<int32_t>(schedule_.computes.size());
@@ -736,6 +741,8 @@ class CudaExecutor final : public core::Executor {
     }
     if (!on_cpu.empty()) {
       cpu_job_->wait();
+      if (cpu_share_ < 0)
+        cpu_rate_.observe(static_cast<int32_t>(on_cpu.size()), static_cast<double>(x.layouts[il].bytes), cpu_job_s_);
       send_cpu_rows(table, on_cpu);
     }
   }
@@ -849,12 +856,6 @@ class CudaExecutor final : public core::Executor {
     }
   }
 
-  // The cost model's CPU count of a layer's n routed streamed experts.
-  int32_t cpu_experts_for(int32_t n, double blob_bytes) const {
-    return core::decode_cpu_experts(n, blob_bytes, w_.link_GBps, w_.cpu.GBps,
-                                    w_.cpu.fixed_s + core::kCpuDecodeTransferS);
-  }
-
   // Decode rows of streamed experts computed on the host into their rows of
   // h_y_ (cpu_job_'s thread, while this one queues the GPU's work; the rows'
   // previous uploads finished in host_table's synchronize).
@@ -954,6 +955,8 @@ class CudaExecutor final : public core::Executor {
   double share_value_ = 0;
   std::unique_ptr<core::ThreadPool> cpu_pool_;  // run by cpu_job_'s thread
   std::unique_ptr<core::Background> cpu_job_;
+  double cpu_job_s_ = 0;  // the last CPU share's time, written by cpu_job_'s thread before its wait returns
+  core::CpuDecodeTracker cpu_rate_{core::CpuDecodeRate{}};
   HostBuffer h_xn_, h_y_;
 };
 

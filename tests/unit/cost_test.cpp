@@ -275,3 +275,45 @@ TEST_CASE("cost: the CPU's decode rate and fixed cost from one expert and from s
   CHECK(cpu_decode_rate(blob, 100e-6, 1, 220e-6).GBps == 0.0);
   CHECK(cpu_decode_rate(blob, 0.0, 4, 220e-6).GBps == 0.0);
 }
+
+TEST_CASE("cost: the decode tracker follows the CPU's observed times, recovers from a spoiled load measurement") {
+  using strata::core::CpuDecodeRate;
+  using strata::core::CpuDecodeTracker;
+  using strata::core::decode_cpu_experts;
+  using strata::core::kCpuDecodeTransferS;
+  const double blob = 2.65e6, link = 55.0;
+  // Spoiled load measurements (no rate, or a fixed cost of milliseconds) start from the fallback rate.
+  CHECK(CpuDecodeTracker(CpuDecodeRate{0.0, 0.0}).rate().GBps == CpuDecodeTracker::kFallbackGBps);
+  CHECK(CpuDecodeTracker(CpuDecodeRate{35.0, 4e-3}).rate().GBps == CpuDecodeTracker::kFallbackGBps);
+  CHECK(CpuDecodeTracker(CpuDecodeRate{35.0, 4e-3}).rate().fixed_s == 0.0);
+  // A sane one is kept, and choose() is decode_cpu_experts at that rate.
+  CpuDecodeTracker t(CpuDecodeRate{40.0, 5e-6});
+  CHECK(t.rate().GBps == 40.0);
+  CHECK(t.choose(8, blob, link) == decode_cpu_experts(8, blob, link, 40.0, 5e-6 + kCpuDecodeTransferS));
+  CHECK(t.choose(8, blob, link) == 3);
+  // Decode shows 20 GB/s (the link's reads slow the CPU): the rate converges there, the CPU takes fewer.
+  for (int i = 0; i < 80; ++i) t.observe(3, blob, 5e-6 + 3 * blob / 20e9);
+  CHECK(t.rate().GBps == Catch::Approx(20.0).epsilon(0.01));
+  CHECK(t.choose(8, blob, link) == decode_cpu_experts(8, blob, link, t.rate().GBps, 5e-6 + kCpuDecodeTransferS));
+  CHECK(t.choose(8, blob, link) == 2);
+  // Nothing to learn from no share or no time.
+  const double before = t.rate().GBps;
+  t.observe(0, blob, 1e-3);
+  t.observe(2, blob, 0.0);
+  CHECK(t.rate().GBps == before);
+}
+
+TEST_CASE("cost: a decode tracker that gives the CPU nothing still probes it with one expert") {
+  using strata::core::CpuDecodeRate;
+  using strata::core::CpuDecodeTracker;
+  const double blob = 2.65e6, link = 55.0;
+  CpuDecodeTracker t(CpuDecodeRate{1.0, 0.0});  // a CPU far slower than the link
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 1; i < CpuDecodeTracker::kProbeEvery; ++i) CHECK(t.choose(8, blob, link) == 0);
+    CHECK(t.choose(8, blob, link) == 1);
+  }
+  CHECK(t.choose(1, blob, link) == 0);  // one expert: the ring's alone
+  // Faster than the load said: the probes' times raise the rate until the CPU takes a share on its own.
+  for (int i = 0; i < 100; ++i) t.observe(1, blob, blob / 40e9);
+  CHECK(t.choose(8, blob, link) >= 2);
+}
