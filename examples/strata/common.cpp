@@ -23,7 +23,7 @@ void EngineOptions::add_to(CLI::App& app) {
   app.add_option("--adapt-swaps", adapt_swaps,
                  "Streamed experts swapped into VRAM per prompt by usage (adaptive residency; 0 disables)");
   app.add_option("--kv", kv, "KV cache type: f16 or int8")->check(CLI::IsMember({"f16", "int8"}));
-  app.add_option("--chunk", chunk, "Prompt chunk size in tokens (default 2048)");
+  app.add_option("--chunk", chunk, "Prompt chunk size in tokens (default: the model's, 8192 or 2048, at most the context)");
   app.add_flag("--no-pipeline", no_pipeline, "With several stages, run one chunk at a time through all of them");
   app.add_option("--decode-cpu-share", decode_cpu_share,
                  "GPU decode with streamed experts: share computed on the CPU (default: from measured rates)");
