@@ -107,9 +107,12 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   out.stage = stage;
   out.chunk = memory.chunk;
   out.plan = plan_placement(in);
+  out.usage.assign(out.plan.resident.size(), 0.0);
   for (int32_t l = 0; l < stage.n_layers; ++l) {
     out.layouts.push_back(blob_layout(w.layers[stage.first_layer + l]));
     out.streamed.push_back(out.plan.streamed_mask(l));
+    if (!in.profile.empty())
+      for (int32_t e = 0; e < c.n_expert; ++e) out.usage[out.plan.index(l, e)] = in.profile[l][e];
   }
   return out;
 }

@@ -77,6 +77,10 @@ struct StageExperts {
   PlacementPlan plan;
   std::vector<BlobLayout> layouts;          // per layer
   std::vector<std::vector<bool>> streamed;  // per layer: true where the expert streams
+  // Adaptive residency's decayed routed rows per flat expert index: it starts
+  // from the profile's counts where one was given (decayed like any usage at
+  // each request), so the first requests do not undo what the profile knew.
+  std::vector<double> usage;
 
   bool streams() const { return plan.ring_slots > 0; }
   uint64_t arena_offset(int32_t layer, int32_t expert) const { return plan.arena_offset[plan.index(layer, expert)]; }

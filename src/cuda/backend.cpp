@@ -235,9 +235,8 @@ class CudaBackend final : public core::Backend {
     if (!weights_.experts) return;
     core::StageExperts& x = *weights_.experts;
     const auto n = static_cast<size_t>(model_.config().n_expert);
-    if (usage_.empty()) usage_.assign(x.plan.resident.size(), 0.0);
-    core::decay_usage(usage_, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
-    const std::vector<core::ExpertSwap> swaps = core::plan_swaps(x.plan, usage_, x.blob_bytes(), max_swaps);
+    core::decay_usage(x.usage, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
+    const std::vector<core::ExpertSwap> swaps = core::plan_swaps(x.plan, x.usage, x.blob_bytes(), max_swaps);
     if (swaps.empty()) return;
     ScopedDevice scope(device_);
     Stream side(device_);
@@ -412,7 +411,6 @@ class CudaBackend final : public core::Backend {
   int device_;
   core::StagePlan plan_;
   int32_t chunk_ = core::kResidentChunk;  // the prompt chunk the placement sized the buffers for
-  std::vector<double> usage_;  // decayed routed rows per flat expert (adaptive residency)
   DeviceBuffer storage_;
   DeviceWeights weights_;
 };

@@ -234,14 +234,42 @@ TEST_CASE("adaptive residency: hot experts move in between prompts, results unch
   CHECK_FALSE(m->adapt(std::vector<uint64_t>(static_cast<size_t>(m->config().n_layer) * m->config().n_expert, 9)));
 }
 
+namespace {
+
+// A usage profile in which expert e of every layer has count base + step * e: the reverse of the uniform order.
+std::vector<uint64_t> rising_profile(const ModelConfig& c, uint64_t base, uint64_t step) {
+  std::vector<uint64_t> profile(static_cast<size_t>(c.n_layer) * c.n_expert);
+  for (int32_t l = 0; l < c.n_layer; ++l)
+    for (int32_t e = 0; e < c.n_expert; ++e) profile[static_cast<size_t>(l) * c.n_expert + e] = base + step * e;
+  return profile;
+}
+
+}  // namespace
+
+TEST_CASE("adaptive residency starts from the profile's counts: a few requests do not undo a long history") {
+  const Budgets b = budgets();
+  // A long history: every expert routed millions of times, expert e of each layer (e + 1) million.
+  const std::vector<uint64_t> profile = rising_profile(load(0)->config(), 1000000, 1000000);
+  ModelOptions o;
+  o.devices = "cpu";
+  o.vram_budget = b.half_resident;
+  o.adapt_swaps = 4;
+  o.expert_profile = profile;
+  o.n_threads = 2;
+  const Sequence with = run_sequence(Model::load(model_path(), o));
+  const Sequence without = run_sequence(load_adaptive(b.half_resident, 4));
+  // Four requests of 25 tokens route far fewer rows than a million separate any two experts: no swap.
+  CHECK(with.generation == 0);
+  CHECK(without.generation > 0);
+  CHECK(same_bits(with.logits, without.logits));
+}
+
 TEST_CASE("an expert profile puts the most-used experts in VRAM first, and changes no result") {
   const Budgets b = budgets();
   const auto m = load(0);
   const ModelConfig& c = m->config();
   // Expert n_expert - 1 of every layer is the busiest, then n_expert - 2: the reverse of the uniform order.
-  std::vector<uint64_t> profile(static_cast<size_t>(c.n_layer) * c.n_expert);
-  for (int32_t l = 0; l < c.n_layer; ++l)
-    for (int32_t e = 0; e < c.n_expert; ++e) profile[static_cast<size_t>(l) * c.n_expert + e] = 10 + e;
+  const std::vector<uint64_t> profile = rising_profile(c, 10, 1);
   StageMemory mem;
   mem.budget = b.half_resident;
   mem.profile = profile;

@@ -64,7 +64,6 @@ class NormWeights {
 struct CpuStreamed {
   StageExperts experts;
   std::unique_ptr<uint8_t[]> arena;
-  std::vector<double> usage;  // decayed routed rows per flat expert (adaptive residency)
   uint64_t generation = 0;    // residency changes so far
   bool peer = false;          // the model's peer_device is a CPU device: sessions get a peer ring
 };
@@ -429,7 +428,6 @@ class CpuBackend final : public Backend {
     streamed_ = std::make_unique<CpuStreamed>();
     streamed_->experts = std::move(experts);
     const PlacementPlan& p = streamed_->experts.plan;
-    streamed_->usage.assign(p.resident.size(), 0.0);
     streamed_->peer = options.peer.has_value();
     try {
       streamed_->arena.reset(new uint8_t[p.arena_bytes]);
@@ -447,8 +445,8 @@ class CpuBackend final : public Backend {
     if (!streamed_) return;
     StageExperts& x = streamed_->experts;
     const auto n = static_cast<size_t>(model_.config().n_expert);
-    decay_usage(streamed_->usage, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
-    const std::vector<ExpertSwap> swaps = plan_swaps(x.plan, streamed_->usage, x.blob_bytes(), max_swaps);
+    decay_usage(x.usage, routed.subspan(plan_.first_layer * n, plan_.n_layers * n));
+    const std::vector<ExpertSwap> swaps = plan_swaps(x.plan, x.usage, x.blob_bytes(), max_swaps);
     if (swaps.empty()) return;
     x.apply(swaps);  // the resident ones are read in place from the mapping: nothing to copy
     ++streamed_->generation;
