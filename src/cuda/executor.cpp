@@ -2,21 +2,18 @@
 #include "cuda/executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "core/background.h"
-#include "core/cpu/moe.h"
 #include "core/cpu/ops.h"
 #include "core/error.h"
 #include "core/session.h"
-#include "core/thread_pool.h"
 #include "cuda/attention.cuh"
 #include "cuda/attn_inputs.cuh"
 #include "cuda/check.h"
+#include "cuda/decode_host.h"
 #include "cuda/embed.cuh"
 #include "cuda/graph.h"
 #include "cuda/host_route.cuh"
@@ -150,19 +147,11 @@ class CudaExecutor final : public core::Executor {
       const size_t n_ptrs = static_cast<size_t>(plan_.n_layers) * 3 * c_.n_expert;
       h_ptrs_ = HostBuffer(n_ptrs * sizeof(const uint8_t*));
       d_ptrs_ = DeviceBuffer(device, n_ptrs * sizeof(const uint8_t*));
+      // Decode computes part of the streamed experts on the CPU, from the arena: a fixed share, or the cost
+      // model's count from the rates as decode observes them (starting from the load's measurements).
+      host_ = std::make_unique<DecodeHost>(model, plan_, w_, kMaxVectorRows, o.decode_cpu_share);
       point_residents();
       stream_.synchronize();
-      // Decode computes part of the streamed experts on the CPU, from the arena.
-      arena_ptrs_ = core::arena_pointers(*w_.experts, w_.arena.as<uint8_t>());
-      cpu_pool_ = std::make_unique<core::ThreadPool>(decode_cpu_threads(model.n_threads()), kCpuDecodeSpinUs);
-      cpu_job_ = std::make_unique<core::Background>(kCpuDecodeSpinUs);
-      h_xn_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * E * sizeof(float),
-                         cudaHostAllocPortable | cudaHostAllocMapped);
-      h_y_ = HostBuffer(static_cast<size_t>(kMaxVectorRows) * k * E * sizeof(float));
-      // A fixed share, or the cost model's count per layer from the CPU's rate as decode observes it
-      // (CpuDecodeTracker, starting from the load's measurement).
-      cpu_share_ = o.decode_cpu_share;
-      cpu_rate_ = core::CpuDecodeTracker(w_.cpu);
       peer_terms_.share = o.peer_share;
       peer_terms_.f32 = o.peer_f32;
       peer_terms_.pieces = o.peer_pieces;
@@ -542,7 +531,7 @@ class CudaExecutor final : public core::Executor {
     const int k = c_.n_expert_used;
     int32_t* h_ids = h_ids_.as<int32_t>();
     route_copy(reinterpret_cast<const float*>(ids), static_cast<float*>(h_ids_.device_ptr()), T * k, stream_.get());
-    if (xn) route_copy(xn, static_cast<float*>(h_xn_.device_ptr()), T * c_.n_embd, stream_.get());
+    if (xn) route_copy(xn, host_->xn_rows(), T * c_.n_embd, stream_.get());
     stream_.synchronize();
     return prefill::RowTable::build(std::span<const int32_t>(h_ids, T * k), static_cast<int>(T), k, c_.n_expert);
   }
@@ -648,11 +637,14 @@ class CudaExecutor final : public core::Executor {
     const core::StageExperts& x = *w_.experts;
     const DeviceLayer& l = w_.layers[il];
     const int k = c_.n_expert_used;
-    const bool hybrid = T <= kMaxVectorRows && cpu_share_ != 0;
+    const bool hybrid = T <= kMaxVectorRows && host_->takes_share();
     const prefill::RowTable table = host_table(ids, T, hybrid ? xn : nullptr);
     int32_t begin = 0, end = 0;
     std::vector<int32_t> on_cpu;
-    const core::WaitOnExit cpu_join(cpu_job_.get());  // a failure below leaves no job reading table or on_cpu
+    struct JoinOnExit {  // a failure below leaves no job reading table or on_cpu
+      DecodeHost& host;
+      ~JoinOnExit() { host.join(); }
+    } cpu_join{*host_};
     if (mode_ == prefill::RingMode::StreamAll) {
       begin = schedule_.layer_begin[il];
       end = schedule_.layer_begin[il + 1];
@@ -660,21 +652,12 @@ class CudaExecutor final : public core::Executor {
       // Decode: the CPU takes the smallest groups (the list's tail) of the routed streamed experts.
       std::vector<int32_t> routed = prefill::ring_layer_routed(table, x.streamed[il]);
       if (hybrid) {
-        const auto n = static_cast<int32_t>(routed.size());
-        const auto n_cpu = static_cast<size_t>(
-            cpu_share_ > 0 ? std::lround(cpu_share_ * n)
-                           : cpu_rate_.choose(n, static_cast<double>(x.layouts[il].bytes), w_.link_GBps));
+        const auto n_cpu = static_cast<size_t>(host_->cpu_count(il, static_cast<int32_t>(routed.size())));
         on_cpu.assign(routed.end() - static_cast<std::ptrdiff_t>(n_cpu), routed.end());
         routed.resize(routed.size() - n_cpu);
       }
       // The CPU's share starts now, beside the queueing of the GPU's work below.
-      if (!on_cpu.empty()) {
-        cpu_job_->start([this, il, &table, &on_cpu] {
-          const auto t0 = std::chrono::steady_clock::now();
-          cpu_experts(il, table, on_cpu);
-          cpu_job_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        });
-      }
+      if (!on_cpu.empty()) host_->start_rows(il, table, on_cpu);
       schedule_ = core::routed_schedule(x, std::move(routed), next_slot_);
       next_slot_ = schedule_.next_slot;
       end = static_cast<int32_t>(schedule_.computes.size());
@@ -739,12 +722,7 @@ class CudaExecutor final : public core::Executor {
       run(g);
       ring_->release_through(last, s);
     }
-    if (!on_cpu.empty()) {
-      cpu_job_->wait();
-      if (cpu_share_ < 0)
-        cpu_rate_.observe(static_cast<int32_t>(on_cpu.size()), static_cast<double>(x.layouts[il].bytes), cpu_job_s_);
-      send_cpu_rows(table, on_cpu);
-    }
+    if (!on_cpu.empty()) host_->finish_rows(il, table, on_cpu, y_.as<float>(), s);
   }
 
   // A stream-all chunk shared with the helper (set_helper) or the
@@ -856,47 +834,6 @@ class CudaExecutor final : public core::Executor {
     }
   }
 
-  // Decode rows of streamed experts computed on the host into their rows of
-  // h_y_ (cpu_job_'s thread, while this one queues the GPU's work; the rows'
-  // previous uploads finished in host_table's synchronize).
-  void cpu_experts(int32_t il, const prefill::RowTable& table, const std::vector<int32_t>& experts) {
-    const core::LayerWeights& l = model_.weights().layers[plan_.first_layer + il];
-    core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
-    const size_t base = static_cast<size_t>(il) * c_.n_expert;
-    w.gate.ptrs = &arena_ptrs_.gate[base];
-    w.up.ptrs = &arena_ptrs_.up[base];
-    w.down.ptrs = &arena_ptrs_.down[base];
-    const int64_t E = c_.n_embd;
-    const float* xn = h_xn_.as<float>();
-    float* y = h_y_.as<float>();
-    // Every expert's rows gathered, then all of them in one call (two pool dispatches for the step).
-    std::vector<int64_t> first{0};
-    for (int32_t e : experts) first.push_back(first.back() + static_cast<int64_t>(table.group(e).size()));
-    std::vector<float> X(static_cast<size_t>(first.back() * E)), Y(X.size());
-    std::vector<core::cpu::ExpertRows> jobs;
-    for (size_t i = 0; i < experts.size(); ++i) {
-      const std::span<const int32_t> rows = table.group(experts[i]);
-      for (size_t j = 0; j < rows.size(); ++j)
-        std::copy_n(xn + rows[j] / c_.n_expert_used * E, E, &X[(first[i] + j) * E]);
-      jobs.push_back({experts[i], &X[first[i] * E], static_cast<int64_t>(rows.size()), &Y[first[i] * E]});
-    }
-    core::cpu::experts_rows(w, jobs, cpu_pool_.get());
-    for (size_t i = 0; i < experts.size(); ++i) {
-      const std::span<const int32_t> rows = table.group(experts[i]);
-      for (size_t j = 0; j < rows.size(); ++j)
-        std::copy_n(&Y[(first[i] + j) * E], E, y + static_cast<int64_t>(rows[j]) * E);
-    }
-  }
-
-  // The CPU's rows up into y_, after cpu_experts.
-  void send_cpu_rows(const prefill::RowTable& table, const std::vector<int32_t>& experts) {
-    const int64_t E = c_.n_embd;
-    for (int32_t e : experts)
-      for (int32_t r : table.group(e))
-        copy_async(y_.as<float>() + static_cast<int64_t>(r) * E, h_y_.as<float>() + static_cast<int64_t>(r) * E,
-                   E * sizeof(float), stream_.get());
-  }
-
   static WeightSet weights_of(const DeviceTensor& t) {
     WeightSet w;
     w.type = t.type;
@@ -935,10 +872,8 @@ class CudaExecutor final : public core::Executor {
   int32_t next_slot_ = 0;
   HostBuffer h_ptrs_;
   DeviceBuffer d_ptrs_;
-  // Decode's CPU share of the streamed experts.
-  double cpu_share_ = 0;  // < 0: a count per step by decode_cpu_experts; 0: none; > 0: that share
   uint64_t generation_ = 0;  // of the residency the pointer tables reflect
-  core::ArenaPointers arena_ptrs_;
+  std::unique_ptr<DecodeHost> host_;  // decode's CPU share of the streamed experts
   // A stream-all chunk's expert lists (upload_chunk_lists).
   HostBuffer h_lists_;
   DeviceBuffer d_lists_;
@@ -953,11 +888,6 @@ class CudaExecutor final : public core::Executor {
   prefill::RingSchedule own_lists_schedule_;
   bool sharing_ = false;
   double share_value_ = 0;
-  std::unique_ptr<core::ThreadPool> cpu_pool_;  // run by cpu_job_'s thread
-  std::unique_ptr<core::Background> cpu_job_;
-  double cpu_job_s_ = 0;  // the last CPU share's time, written by cpu_job_'s thread before its wait returns
-  core::CpuDecodeTracker cpu_rate_{core::CpuDecodeRate{}};
-  HostBuffer h_xn_, h_y_;
 };
 
 }  // namespace
