@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cuda/attention.cuh"
+#include "cuda/attention_decode.cuh"
 #include "cuda/attention_impl.cuh"
 #include "cuda/attention_mma.cuh"
 #include "cuda/check.h"
@@ -161,17 +162,25 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
   p.T = 1;
   p.n_kv_dev = n_kv;
   p.max_kv = max_kv;
-  // The grid covers the most ranges any n_kv up to max_kv needs; the kernels
-  // choose the split from the device n_kv (attn::decode_split).
-  const int grid_splits = attn::decode_max_splits(max_kv);
+  // F16 caches of the common shapes take the kernel that reads each kv
+  // head's keys once for its whole group (attention_decode.cu); the others the
+  // F32 kernel with one query head a warp: a group of more than kWarps query
+  // heads then takes several blocks per (kv head, split), each loading the
+  // tiles (a lone token leaves most SMs idle, so more blocks with half the
+  // work each finish sooner than fewer that share the loads). The grid covers
+  // the most ranges any n_kv up to max_kv needs; the kernels choose the split
+  // from the device n_kv.
+  const bool gqa = attn::decode_gqa_takes(p, k.type);
+  const int grid_splits = gqa ? attn::decode_gqa_max_splits(max_kv) : attn::decode_max_splits(max_kv);
   p.n_split = grid_splits;
-  // One query head a warp: a group of more than kWarps query heads takes
-  // several blocks per (kv head, split), each loading the tiles. A lone token
-  // leaves most SMs idle, so more blocks with half the work each finish
-  // sooner than fewer that share the loads.
-  const int R = 1;
+  auto launch = [&] {
+    if (gqa)
+      attn::launch_decode_gqa(p, grid_splits, stream);
+    else
+      run(p, k.type, 1, stream);
+  };
   if (grid_splits == 1) {
-    run(p, k.type, R, stream);
+    launch();
     return;
   }
   const size_t need = attention_decode_workspace_bytes(n_head, v.head_dim);
@@ -181,7 +190,7 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
   p.merge_count = static_cast<unsigned*>(workspace);
   p.part_ml = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + merge_count_bytes(n_head));
   p.part_o = p.part_ml + static_cast<size_t>(grid_splits) * n_head * 2;
-  run(p, k.type, R, stream);
+  launch();
 }
 
 }  // namespace strata::cuda

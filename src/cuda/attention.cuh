@@ -59,7 +59,7 @@ AttentionKernel attention_kernel();
 // cache positions [0, n_kv), with n_kv an int32 in device memory read by the
 // kernels when they run (so that a captured CUDA graph replays the call at
 // every position). max_kv, the largest n_kv the call may meet (1..n_ctx),
-// sizes the grid and nothing else. The keys are split into up to 32 ranges of
+// sizes the grid and nothing else. The keys are split into up to 128 ranges of
 // at least 64 keys (one tile) computed by separate blocks (flash-decoding), all in F32;
 // when there are several, the block that finishes a group's ranges last
 // merges them in ascending order (one launch). The split depends only on

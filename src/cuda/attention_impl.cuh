@@ -31,7 +31,7 @@ constexpr int kTileKeys = 64;
 constexpr int kKtStride = kTileKeys + 1;  // odd: transposed stores and lane reads hit distinct banks
 constexpr int kMaxHeadDim = 256;
 constexpr int kDecodeMinKeysPerSplit = 64;
-constexpr int kDecodeMaxSplits = 32;
+constexpr int kDecodeMaxSplits = 128;  // a multiple of kWarp, at most 4 of them (merge_row)
 
 struct Params {
   const float* q;
@@ -167,20 +167,32 @@ __device__ void load_kv_tile(float* dst, const void* data, const float* scales, 
   }
 }
 
-// Output row orow from the n_split (<= 32) ranges' partials, by one warp:
-// each range's sums scaled to the common max, added in ascending range
-// order, divided by the scaled total. Reads through L2 (other blocks wrote them).
+// Output row orow from the n_split (<= kDecodeMaxSplits) ranges' partials,
+// by one warp: each range's sums scaled to the common max, added in ascending
+// range order, divided by the scaled total. Lane l holds the (max, sum) of
+// ranges l, l + 32, ... Reads through L2 (other blocks wrote them).
 template <int VPL>
 __device__ void merge_row(const Params& p, int64_t orow, int64_t rows_all, int n_split, int lane) {
+  constexpr int kPerLane = kDecodeMaxSplits / kWarp;
+  static_assert(kPerLane * kWarp == kDecodeMaxSplits && kPerLane <= 4, "merge_row holds up to 4 ranges a lane");
   const int dv = p.dv;
-  const float ms = lane < n_split ? __ldcg(p.part_ml + (lane * rows_all + orow) * 2) : -INFINITY;
-  const float ls = lane < n_split ? __ldcg(p.part_ml + (lane * rows_all + orow) * 2 + 1) : 0.0f;
-  const float mx = warp_max(ms);
-  const float f = ms == -INFINITY ? 0.0f : expf(ms - mx);
+  float ms[kPerLane], ls[kPerLane], f[kPerLane];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int u = 0; u < kPerLane; ++u) {
+    const int s = lane + u * kWarp;
+    ms[u] = s < n_split ? __ldcg(p.part_ml + (s * rows_all + orow) * 2) : -INFINITY;
+    ls[u] = s < n_split ? __ldcg(p.part_ml + (s * rows_all + orow) * 2 + 1) : 0.0f;
+    mx = fmaxf(mx, ms[u]);
+  }
+  mx = warp_max(mx);
+#pragma unroll
+  for (int u = 0; u < kPerLane; ++u) f[u] = ms[u] == -INFINITY ? 0.0f : expf(ms[u] - mx);
   float total = 0.0f, acc[VPL];
 #pragma unroll
   for (int c = 0; c < VPL; ++c) acc[c] = 0.0f;
   constexpr int kBatch = 8;  // ranges whose loads are in flight together (L2 latency, not bandwidth, bounds this)
+  static_assert(kWarp % kBatch == 0, "a batch's ranges sit in one of a lane's slots");
   for (int s0 = 0; s0 < n_split; s0 += kBatch) {
     float part[kBatch][VPL];
 #pragma unroll
@@ -192,10 +204,18 @@ __device__ void merge_row(const Params& p, int64_t orow, int64_t rows_all, int n
         part[b][c] = s0 + b < n_split && col < dv ? __ldcg(src + col) : 0.0f;
       }
     }
+    // The slot of the lanes that hold this batch's (max, sum), selected without indexing (registers).
+    const int u = s0 / kWarp;
+    float fu = f[0], lu = ls[0];
+#pragma unroll
+    for (int v = 1; v < kPerLane; ++v) {
+      fu = u == v ? f[v] : fu;
+      lu = u == v ? ls[v] : lu;
+    }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const float fs = __shfl_sync(kFullMask, f, (s0 + b) % kWarp);
-      const float lb = __shfl_sync(kFullMask, ls, (s0 + b) % kWarp);
+      const float fs = __shfl_sync(kFullMask, fu, (s0 + b) % kWarp);
+      const float lb = __shfl_sync(kFullMask, lu, (s0 + b) % kWarp);
       if (s0 + b >= n_split) break;  // the same for the whole warp
       total = __fadd_rn(total, __fmul_rn(lb, fs));
 #pragma unroll

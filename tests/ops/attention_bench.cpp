@@ -1,6 +1,6 @@
-// Micro-benchmark of prompt attention (not a test): ms per call and achieved TFLOPS for the qwen3-30b-a3b attention shape.
+// Micro-benchmark of prompt and decode attention (not a test): ms per call, achieved TFLOPS (prompt) and GB/s of the cache (decode) for the qwen3-30b-a3b attention shape.
 //
-// attention_bench [--iters N] [--layers L]
+// attention_bench [--iters N] [--layers L] [--decode]
 // Shape: 32 query heads over 4 kv heads, head dim 128, one chunk of T tokens
 // at pos0 = 0 (causal FLOPs = 4 * n_head * head_dim * T (T + 1) / 2), for
 // F16 and INT8 caches: attention_prompt (tensor cores, Q and P as F16 hi + lo
@@ -140,12 +140,53 @@ void bench(cudaStream_t s, std::mt19937& rng) {
   }
 }
 
+void bench_decode(cudaStream_t s, std::mt19937& rng) {
+  std::printf("%-6s %6s %-26s %10s %10s %14s\n", "cache", "n_kv", "kernel", "us/call", "GB/s", "ms x layers");
+  for (KvType type : {KvType::F16, KvType::Int8}) {
+    for (int n_kv : {512, 2048, 8192, 32768}) {
+      Plane k(type, n_kv, rng), v(type, n_kv, rng);
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      std::vector<float> hq(static_cast<size_t>(kHead) * kDim), shifted(hq.size() + 1);
+      for (float& x : hq) x = nd(rng);
+      std::copy(hq.begin(), hq.end(), shifted.begin() + 1);
+      // Aligned q takes the kernel of the common shapes (F16 caches), q one float off the per-head F32 kernel.
+      const cuda::DeviceBuffer q = upload(hq), q_off = upload(shifted), d_n_kv = upload(std::vector<int32_t>{n_kv});
+      const size_t ws_bytes = cuda::attention_decode_workspace_bytes(kHead, kDim);
+      cuda::DeviceBuffer ws(0, ws_bytes);
+      cuda::attention_decode_workspace_init(ws.data(), kHead, s);
+      const double bytes = 2.0 * n_kv * kHeadKv * kDim * (type == KvType::F16 ? 2 : 1);
+      const char* name = type == KvType::F16 ? "f16" : "int8";
+      std::vector<float> outs[2];
+      int slot = 0;
+      for (const float* qp : {q.as<float>(), q_off.as<float>() + 1}) {
+        const cuda::DeviceBuffer out(0, hq.size() * sizeof(float));
+        const double t = time_calls(s, [&] {
+          cuda::attention_decode(qp, k.view, v.view, kHead, d_n_kv.as<int32_t>(), n_kv,
+                                 1.0f / std::sqrt(static_cast<float>(kDim)), out.as<float>(), ws.data(), ws_bytes, s);
+        });
+        std::printf("%-6s %6d %-26s %10.2f %10.1f %14.3f\n", name, n_kv,
+                    slot == 0 ? (type == KvType::F16 ? "gqa (aligned q)" : "per head (aligned q)") : "per head (q + 1)",
+                    t * 1e6, bytes / t * 1e-9, t * 1e3 * g_layers);
+        outs[slot].resize(hq.size());
+        STRATA_CUDA_CHECK(cudaMemcpy(outs[slot].data(), out.data(), hq.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        ++slot;
+      }
+      double max_diff = 0.0;
+      for (size_t i = 0; i < hq.size(); ++i)
+        max_diff = std::max(max_diff, static_cast<double>(std::fabs(outs[0][i] - outs[1][i])));
+      std::printf("%-6s %6d   the two: max |diff| %.3g\n", name, n_kv, max_diff);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool decode = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) g_iters = std::max(1, std::atoi(argv[++i]));
     if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) g_layers = std::max(1, std::atoi(argv[++i]));
+    if (std::strcmp(argv[i], "--decode") == 0) decode = true;
   }
   if (cuda::device_count() == 0) {
     std::printf("attention_bench: no CUDA device\n");
@@ -161,7 +202,10 @@ int main(int argc, char** argv) {
     cudaStream_t s;
     STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::mt19937 rng(1234);
-    bench(s, rng);
+    if (decode)
+      bench_decode(s, rng);
+    else
+      bench(s, rng);
     STRATA_CUDA_CHECK(cudaStreamDestroy(s));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attention_bench: %s\n", e.what());

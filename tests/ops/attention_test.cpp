@@ -285,17 +285,23 @@ TEST_CASE("attention_decode (split-K, n_kv on the device) matches cpu::attention
       {32, 4, 128, 128, 0, 64},     // one split, full
       {32, 4, 128, 128, 0, 200},    // four splits of 64 keys, the last short
       {32, 4, 128, 128, 0, 2048},   // 32 splits of 64, full
-      {32, 4, 128, 128, 0, 2100},   // 17 splits of 128, the last short
-      {16, 1, 128, 128, 0, 5000},   // group of 16, 27 splits of 192
-      {8, 8, 64, 64, 0, 20000},     // no GQA, 32 splits of 640 keys
-      {6, 2, 40, 24, 0, 777},       // odd sizes
+      {32, 4, 128, 128, 0, 2100},   // 33 splits of 64, the last short: two ranges on lane 0
+      {32, 4, 128, 128, 0, 8192},   // 128 splits of 64, full: four ranges on every lane
+      {32, 4, 128, 128, 0, 8200},   // 65 splits of 128, the last short
+      {16, 1, 128, 128, 0, 5000},   // group of 16, 79 splits of 64, the last 8 keys
+      {8, 8, 64, 64, 0, 20000},     // no GQA, 105 splits of 192 keys, the last 32
+      {16, 4, 128, 128, 0, 3000},   // group of 4
+      {16, 8, 128, 128, 0, 1500},   // group of 2
+      {32, 4, 64, 64, 0, 999},      // head dim 64, group of 8
+      {6, 2, 40, 24, 0, 777},       // odd sizes (the per-head F32 kernel for F16 too)
   };
+  // F16 caches of head dim 64 or 128 take attention_decode.cu's kernel, the rest attention_impl.cuh's.
   for (KvType type : {KvType::F16, KvType::Int8}) {
     for (const AttnCase& c : cases) {
       DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
         test::Rng rng = test::rng_for(500 + c.T + c.dk + static_cast<int>(type));
         const int32_t n_kv = c.T;
-        const int n_ctx = n_kv + 8200;  // max_kv = n_ctx: at least 32 ranges in the grid
+        const int n_ctx = n_kv + 8200;  // max_kv = n_ctx: the grid's full 128 ranges
         FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
         DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
         dk.upload_prefix(cache.cpu.k_view(0), n_kv);
