@@ -219,9 +219,17 @@ class CudaBackend final : public core::Backend {
                      "GB/s measured) through a ring of {} slots per session",
                      plan.first_layer, plan.end_layer() - 1, p.n_resident(), p.streamed.size(),
                      core::format_bytes(p.arena_bytes), weights_.link_GBps, p.ring_slots);
-      core::log_info("cuda: decode computes streamed experts on {} CPU threads at {:.1f} GB/s of weights (measured "
-                     "while the link streams) and {:.0f} us a layer",
-                     decode_cpu_threads(model.n_threads()), weights_.cpu.GBps, weights_.cpu.fixed_s * 1e6);
+      const core::CpuDecodeRate start = core::CpuDecodeTracker(weights_.cpu).rate();
+      if (start.GBps == weights_.cpu.GBps)
+        core::log_info("cuda: decode computes streamed experts on {} CPU threads at {:.1f} GB/s of weights (measured "
+                       "while the link streams) and {:.0f} us a layer",
+                       decode_cpu_threads(model.n_threads()), weights_.cpu.GBps, weights_.cpu.fixed_s * 1e6);
+      else
+        core::log_info("cuda: decode computes streamed experts on {} CPU threads; the load's measurement ({:.1f} "
+                       "GB/s, {:.0f} us a layer) looks spoiled by a busy host, so decode starts from {:.1f} GB/s "
+                       "and follows the rate it observes",
+                       decode_cpu_threads(model.n_threads()), weights_.cpu.GBps, weights_.cpu.fixed_s * 1e6,
+                       start.GBps);
     }
     core::log_info("cuda: {} ({}), layers {}..{}: {:.2f} GiB of weights resident", info.name, device,
                    plan.first_layer, plan.end_layer() - 1, up.total() / 1073741824.0);
