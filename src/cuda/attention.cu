@@ -171,7 +171,7 @@ void attention_decode(const float* q, const KvDeviceView& k, const KvDeviceView&
   // the most ranges any n_kv up to max_kv needs; the kernels choose the split
   // from the device n_kv.
   const bool gqa = attn::decode_gqa_takes(p, k.type);
-  const int grid_splits = gqa ? attn::decode_gqa_max_splits(max_kv) : attn::decode_max_splits(max_kv);
+  const int grid_splits = gqa ? attn::decode_gqa_max_splits(max_kv) : attn::DecodeSplit::max_split(max_kv);
   p.n_split = grid_splits;
   auto launch = [&] {
     if (gqa)

@@ -3,7 +3,7 @@
 // attention_impl.cuh's kernel gives each query head its own pass over the
 // range (a block of 4 warps takes 4 heads, so a group of 8 loads every tile
 // twice) and waits on each tile's loads before it computes. Here a block of
-// kGqaWarps warps owns one kv head and a range of keys (gqa_split: fewer,
+// kGqaWarps warps owns one kv head and a range of keys (GqaSplit: fewer,
 // longer ranges than that kernel's, merged the same way); each warp walks tiles of kGqaKeys keys
 // of the range (warp w takes tiles w, w + kGqaWarps, ...) with its own online
 // softmax, the next tile's K and V copied by cp.async while the current one
@@ -25,7 +25,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
+#include "core/key_split.h"
 #include "cuda/attention_decode.cuh"
 #include "cuda/attention_impl.cuh"
 #include "cuda/check.h"
@@ -42,13 +44,10 @@ constexpr int kGqaKeys = 32;      // keys of a warp's tile
 constexpr int kGqaMaxSplits = 32;  // ranges: each block reads its keys once for the whole group, so few are enough
 static_assert(kGqaMaxSplits <= kDecodeMaxSplits, "the workspace holds the ranges");
 
-// The ranges of n_kv keys: whole tiles for every warp (multiples of
-// kGqaWarps * kGqaKeys keys), at most kGqaMaxSplits of them; a function of n_kv alone.
-__host__ __device__ inline void gqa_split(int64_t n_kv, int64_t& keys_per_split, int& n_split) {
-  constexpr int64_t unit = kGqaWarps * kGqaKeys;
-  keys_per_split = ceil_div(ceil_div(n_kv, kGqaMaxSplits), unit) * unit;
-  n_split = static_cast<int>(ceil_div(n_kv, keys_per_split));
-}
+// The ranges: whole tiles for every warp, at most kGqaMaxSplits of them.
+using GqaSplit = core::GroupDecodeSplit;
+static_assert(std::is_same_v<GqaSplit, core::KeySplitRule<kGqaWarps * kGqaKeys, kGqaWarps * kGqaKeys, kGqaMaxSplits>>,
+              "the split rule follows the kernel's tiles");
 
 // Shared memory of a block for head dim D and G query heads.
 template <int D, int G>
@@ -78,9 +77,9 @@ static __global__ void __launch_bounds__(kGqaWarps * kWarp) attention_decode_gqa
       for (int i = threadIdx.x; i < G * D; i += kGqaWarps * kWarp) p.out[(hk * G) * D + i] = NAN;
     return;
   }
-  int64_t keys_per_split = 0;
-  int n_split = 0;
-  gqa_split(n_kv, keys_per_split, n_split);
+  const core::KeySplit range = GqaSplit::split(n_kv);
+  const int64_t keys_per_split = range.keys_per_split;
+  const int n_split = range.n_split;
   if (split >= n_split) return;  // a range this n_kv does not need
   const int kb = static_cast<int>(split * keys_per_split);
   const int ke = static_cast<int>(kb + keys_per_split < n_kv ? kb + keys_per_split : n_kv);
@@ -287,11 +286,7 @@ bool decode_gqa_takes(const Params& p, core::KvType type) {
          p.vec_v && reinterpret_cast<uintptr_t>(p.q) % 16 == 0;
 }
 
-int decode_gqa_max_splits(int64_t max_kv) {
-  // Ranges hold >= kGqaWarps * kGqaKeys keys and there are <= kGqaMaxSplits (a longer n_kv may need fewer).
-  const int64_t n = ceil_div(max_kv, kGqaWarps * kGqaKeys);
-  return static_cast<int>(n < kGqaMaxSplits ? n : kGqaMaxSplits);
-}
+int decode_gqa_max_splits(int64_t max_kv) { return GqaSplit::max_split(max_kv); }
 
 void launch_decode_gqa(const Params& p, int grid_splits, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(grid_splits), static_cast<unsigned>(p.n_head_kv));

@@ -17,7 +17,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "core/key_split.h"
 #include "core/kv_cache.h"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
@@ -50,7 +52,7 @@ struct Params {
   float scale;
   bool vec_k, vec_v;  // rows allow 16-byte loads
   // Decode (T == 1) with the key count read on the device: when set, the
-  // kernel takes n_kv = *n_kv_dev, pos0 = n_kv - 1 and decode_split(n_kv)
+  // kernel takes n_kv = *n_kv_dev, pos0 = n_kv - 1 and DecodeSplit::split(n_kv)
   // instead of pos0, keys_per_split and n_split above; n_kv outside
   // [1, max_kv] gives NaN rows.
   const int32_t* n_kv_dev;
@@ -60,22 +62,11 @@ struct Params {
   unsigned* merge_count;
 };
 
-// The decode split of n_kv keys: ranges of whole tiles, at least
-// kDecodeMinKeysPerSplit keys, at most kDecodeMaxSplits of them; a function of
-// n_kv alone, so that a given input always gives the same bits.
-__host__ __device__ inline void decode_split(int64_t n_kv, int64_t& keys_per_split, int& n_split) {
-  const int64_t per = ceil_div(ceil_div(n_kv, kDecodeMaxSplits), kTileKeys) * kTileKeys;
-  keys_per_split = per > kDecodeMinKeysPerSplit ? per : kDecodeMinKeysPerSplit;
-  n_split = static_cast<int>(ceil_div(n_kv, keys_per_split));
-}
-
-// The most ranges decode_split gives for any n_kv in [1, max_kv] (ranges
-// hold >= kDecodeMinKeysPerSplit keys, and there are <= kDecodeMaxSplits):
-// the grid of a decode whose n_kv is read on the device.
-inline int decode_max_splits(int64_t max_kv) {
-  const int64_t n = ceil_div(max_kv, kDecodeMinKeysPerSplit);
-  return static_cast<int>(n < kDecodeMaxSplits ? n : kDecodeMaxSplits);
-}
+// This kernel's decode split (core/key_split.h): ranges of whole tiles, at
+// least one tile, at most kDecodeMaxSplits of them.
+using DecodeSplit = core::PerHeadDecodeSplit;
+static_assert(std::is_same_v<DecodeSplit, core::KeySplitRule<kTileKeys, kDecodeMinKeysPerSplit, kDecodeMaxSplits>>,
+              "the split rule follows the kernel's tiles");
 
 // Q rows padded to a multiple of 4 floats for 16-byte shared loads.
 __host__ __device__ constexpr int q_stride(int dk) { return (dk + 3) / 4 * 4; }
@@ -260,7 +251,9 @@ static __global__ void __launch_bounds__(kThreads) attention_kernel(const Params
       }
       return;
     }
-    decode_split(n_kv, keys_per_split, n_split);
+    const core::KeySplit range = DecodeSplit::split(n_kv);
+    keys_per_split = range.keys_per_split;
+    n_split = range.n_split;
     if (split >= n_split) return;  // a range this n_kv does not need
     pos0 = n_kv - 1;
   }
