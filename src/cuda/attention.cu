@@ -74,8 +74,8 @@ void run(const Params& p, core::KvType type, int R, cudaStream_t stream) {
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-// The tensor-core path for a prompt's parameters (split: Q and P as F16
-// hi + lo pairs), where attention.cuh says it applies and the device gives a
+// The tensor-core path for a prompt's parameters (split: Q, and P on
+// mma.sync, as F16 hi + lo pairs), where attention.cuh says it applies and the device gives a
 // block its shared memory; false leaves the prompt to the F32 kernel.
 bool try_prompt_mma(const Params& p, core::KvType type, bool split, cudaStream_t stream) {
   const int D = attn_mma::head_dim_class(p.dk, p.dv);

@@ -32,8 +32,12 @@ namespace strata::cuda {
 // and V values are exact F16 operands (an F16 cache as stored; an INT8 row as
 // its integers, times a power of two for V, its scale's rest applied in F32)
 // and the products accumulate in F32, as does the online softmax. q * scale
-// and the softmax weights p are split into F16 pairs hi + lo (twice the
-// tensor-core work), so outputs stay within ~1e-6 of the CPU's, as F32.
+// is split into an F16 pair hi + lo (twice the work of S = Q K^T), so the
+// scores are as F32's. The softmax weights p are split too on the mma.sync
+// kernel (outputs within ~1e-6 of the CPU's, as F32); the warpgroup kernel
+// (F16 caches, head dims 128, compute capability 9.0) rounds them to F16
+// (a quarter less tensor-core work), each moving by at most 2^-11 of itself,
+// so an output moves by at most 2^-11 of the largest |V| it averages.
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) for pos0 < 0, pos0 + T > n_ctx,
 // n_head not a multiple of n_head_kv, or K/V views that disagree.
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,

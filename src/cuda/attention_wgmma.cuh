@@ -1,15 +1,17 @@
 // The warpgroup (wgmma, sm_90a) prompt attention kernel for F16 caches with head dims 128: S = Q K^T and O += P V on Hopper's warpgroup MMA; included by src/cuda/sm90a/attention_wgmma.cu.
 //
 // The numerics of attention_mma.cuh (F16 K and V as stored; Q * scale * log2 e
-// and the softmax weights P either rounded to F16 or split into F16 pairs
-// hi + lo; F32 products' sums; online softmax in F32, base 2), with the
-// tensor cores fed from shared memory:
+// rounded to F16 or split into an F16 pair hi + lo; F32 products' sums;
+// online softmax in F32, base 2) but for the softmax weights P, always
+// rounded to F16 (split, they cost a third more MMAs for output errors under
+// 2^-11 of |V|: the parity tests of tiny and qwen3 moved by under 0.1%), with
+// the tensor cores fed from shared memory:
 //   - A block is kWgs warpgroups over kRows query rows of one kv head (rows
 //     r = t * group + g as in attention_mma.cuh); warpgroup w owns rows
 //     64w .. 64w + 63 and walks the keys kKeys at a time.
 //   - S (64 x 64 per warpgroup) = Q K^T: 8 wgmma m64n64k16 a Q tile (16 when
 //     split), Q (A) and K (B) both K-major in shared memory.
-//   - O (64 x 128) += P V: 4 wgmma m64n128k16 (8 when split), P from S's
+//   - O (64 x 128) += P V: 4 wgmma m64n128k16, P from S's
 //     accumulators re-packed to F16 A registers (mma.sync's A layout, as in
 //     attention_mma.cuh), V read N-major (transposed) from the same tile
 //     layout as K.
@@ -23,12 +25,14 @@
 //     to tiles that reach past some row's end.
 // Fixed tiling and reduction orders, no atomics: results repeat bit for bit.
 //
-// Measured on the H200 (attention_bench, qwen3 shape, split operands,
-// 2026-12-01): 8192 tokens 2.24 ms a layer (245 TFLOPS of causal attention;
-// mma.sync 4.45 ms), 2048 tokens 0.192 ms. Three warpgroups a block (12 warps,
-// 160 KB of shared memory, 163 registers) beat two (2.72 ms at 8192) and one
-// with two blocks an SM (3.10 ms); issuing the next tile's S before the
-// softmax (four K/V stages) was slower (2.92 ms with two warpgroups).
+// Measured on the H200 (attention_bench, qwen3 shape, split Q, 2026-12-02):
+// 8192 tokens 1.85 ms a layer (297 TFLOPS of causal attention; with P split
+// too 2.24, mma.sync 4.45 ms), 2048 tokens 0.167 ms. Three warpgroups a
+// block (12 warps, 160 KB of shared memory, 150 registers) beat two (2.72 ms
+// at 8192, P split) and one with two blocks an SM (3.10 ms); issuing the next
+// tile's S before the softmax (four K/V stages) was slower (2.92 ms with two
+// warpgroups), and so were four stages handed over by mbarriers instead of
+// the barrier a tile, letting the warpgroups drift apart (1.94 ms).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -216,26 +220,20 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
       }
     }
 
-    // O += P V, 16 keys an instruction; P as F16 A registers from S's
-    // (hi, then lo when split).
-    uint32_t a[kKeys / 16][4], a_lo[kKeys / 16][4];
+    // O += P V, 16 keys an instruction; P as F16 A registers from S's.
+    uint32_t a[kKeys / 16][4];
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const float* c = s + 4 * (2 * kk + mma::p_ntile(r)) + 2 * mma::p_pair(r);
-        if constexpr (kSplit) {
-          mma::pack_half2_split(c[0], c[1], a[kk][r], a_lo[kk][r]);
-        } else {
-          a[kk][r] = mma::pack_half2(c[0], c[1]);
-        }
+        a[kk][r] = mma::pack_half2(c[0], c[1]);
       }
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       const uint64_t b = wgmma::smem_desc(v_base + wgmma::mn_start(kk), wgmma::kAtomBytes, kPanel);
       wgmma::mma_m64n128k16_rs<1>(o, a[kk], b);
-      if constexpr (kSplit) wgmma::mma_m64n128k16_rs<1>(o, a_lo[kk], b);
     }
     wgmma::commit();
     wgmma::wait<0>();  // this tile's V is read before the next barrier lets it be overwritten

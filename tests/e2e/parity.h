@@ -63,9 +63,11 @@ void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_
 // from it in F32 summation order only (about 1e-6 relative per op). The prompt
 // GEMMs of quantized weights run on F16 tensor cores (F16 weights and
 // activations, F32 sums): they differ from the oracle's Q8A activations by
-// that Q8A rounding, a few 1e-3 of a product. Prompt attention keeps Q and P
-// split into F16 hi + lo pairs (with them rounded to F16, a CPU emulation
-// flipped one route of tiny and moved its logits by 6.5%). The router turns
+// that Q8A rounding, a few 1e-3 of a product. Prompt attention keeps Q split
+// into F16 hi + lo pairs, and P too on mma.sync (with both rounded to F16, a
+// CPU emulation flipped one route of tiny and moved its logits by 6.5%; the
+// warpgroup kernel's F16 P moved tiny's 4.35% to 4.34%, qwen3 x8's 1.8% to
+// 1.84%, on the H200 on 2026-12-02). The router turns
 // such differences into a different expert where two experts' probabilities
 // nearly tie, and one changed expert moves that token's logits by up to a few
 // percent (tiny routes top-2 of 8, so each expert carries half of the MoE

@@ -3,8 +3,8 @@
 // attention_bench [--iters N] [--layers L] [--decode]
 // Shape: 32 query heads over 4 kv heads, head dim 128, one chunk of T tokens
 // at pos0 = 0 (causal FLOPs = 4 * n_head * head_dim * T (T + 1) / 2), for
-// F16 and INT8 caches: attention_prompt (tensor cores, Q and P as F16 hi + lo
-// pairs), attention_prompt_f16 (F16 Q and P) and the F32 kernel they replace
+// F16 and INT8 caches: attention_prompt (tensor cores, Q as F16 hi + lo
+// pairs, P too on mma.sync), attention_prompt_f16 (F16 Q and P) and the F32 kernel they replace
 // (still taken for a q offset by one float), with how far each tensor-core
 // output is from the F32 one. L layers (default 48) give the per-prompt total.
 #include <cuda_fp16.h>

@@ -1,4 +1,4 @@
-// Instance file: the warpgroup (sm_90a) prompt attention kernel, F16 caches with head dims 128, F16 or split operands.
+// Instance file: the warpgroup (sm_90a) prompt attention kernel, F16 caches with head dims 128, F16 Q or Q split into F16 hi + lo (P F16).
 #include "cuda/attention_wgmma.cuh"
 
 namespace strata::cuda::attn_mma {
