@@ -47,11 +47,15 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   if (stage.has_embd) in.fixed_bytes += bytes_of(w.token_embd);
   if (stage.has_head) in.fixed_bytes += bytes_of(w.output) + bytes_of(w.output_norm);
   uint64_t blob_bytes = 0;
+  int64_t max_dense_weights = 0;  // of a quantized attention matrix
   for (int32_t il = stage.first_layer; il < stage.end_layer(); ++il) {
     const LayerWeights& l = w.layers[il];
     uint64_t dense = 0;
     for (const TensorRef* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.q_norm, &l.k_norm, &l.ffn_norm, &l.gate_inp})
       dense += bytes_of(*t);
+    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo})
+      if (t->present() && activation_kind(t->type) == ActivationKind::Q8A)
+        max_dense_weights = std::max(max_dense_weights, t->ne[0] * t->ne[1]);
     in.dense_bytes.push_back(dense);
     const uint64_t blob = blob_layout(l).bytes;
     blob_bytes = std::max(blob_bytes, blob);
@@ -83,7 +87,7 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   shape.hq_row_bytes = act_row(c.n_ff_exp);
   const uint64_t attention = static_cast<uint64_t>(T) * (c.q_dim() + c.k_dim() + c.v_dim() +
                                                          static_cast<int64_t>(c.n_head) * c.head_dim_v + 2 * E) * 4;
-  in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention;
+  in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention + dense_f16_bytes(T, max_dense_weights);
 
   MoeShape m;
   m.n_layer = stage.n_layers;

@@ -27,6 +27,16 @@ struct BufferShape {
   int64_t rows() const { return max_rows > 0 ? max_rows : chunk * k; }
 };
 
+// The GPU's dense prompt GEMMs (cuda/dense_gemm.h) on chunks of at least
+// kDenseF16MinRows tokens hold an F16 copy of the stage's largest dense
+// quantized matrix (max_weights values) and cuBLAS's workspace.
+inline constexpr int64_t kDenseF16MinRows = 256;
+inline constexpr uint64_t kDenseF16Workspace = uint64_t(32) << 20;
+inline uint64_t dense_f16_bytes(int64_t chunk, int64_t max_weights) {
+  return chunk >= kDenseF16MinRows && max_weights > 0 ? 2 * static_cast<uint64_t>(max_weights) + kDenseF16Workspace
+                                                      : 0;
+}
+
 // One buffer: [offset, offset + bytes) of the stage's arena.
 struct BufferRange {
   uint64_t offset = 0;

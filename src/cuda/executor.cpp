@@ -14,6 +14,7 @@
 #include "cuda/attn_inputs.cuh"
 #include "cuda/check.h"
 #include "cuda/decode_host.h"
+#include "cuda/dense_gemm.h"
 #include "cuda/embed.cuh"
 #include "cuda/graph.h"
 #include "cuda/host_route.cuh"
@@ -132,6 +133,14 @@ class CudaExecutor final : public core::Executor {
     tile_count_ = DeviceBuffer(device, sizeof(int32_t));
     table_ = DeviceBuffer(device, static_cast<size_t>(c_.n_expert + 1 + T * k) * sizeof(int32_t));
     tok_pos_ = DeviceBuffer(device, static_cast<size_t>(2 * T + 1) * sizeof(int32_t));
+    // Chunks long enough for the decoded dense path: one F16 copy, of the stage's largest dense matrix.
+    if (T >= kDenseGemmMinRows && dense_gemm_enabled()) {
+      int64_t most = 0;
+      for (const DeviceLayer& l : w_.layers)
+        for (const DeviceTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo})
+          if (t->data != nullptr && gemm_acts(t->type) == GemmActs::F16) most = std::max(most, t->n_in * t->n_out);
+      if (most > 0) dense_ = std::make_unique<DenseGemm>(device, most);
+    }
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
     dec_ws_ = DeviceBuffer(device, dec_ws_bytes_);
     attention_decode_workspace_init(dec_ws_.data(), c_.n_head, stream_.get());
@@ -171,7 +180,8 @@ class CudaExecutor final : public core::Executor {
     for (const DeviceBuffer* b : {&x_, &xn_, &xq_, &q_, &k_, &v_, &att_, &o_, &router_, &weights_, &ids_all_, &y_, &h_,
                                   &hq_, &tiles_, &tile_count_, &table_, &tok_pos_, &dec_ws_, &logits_, &d_ptrs_, &d_lists_})
       n += b->size();
-    return n + (ring_ ? ring_->device_bytes() : 0) + (peer_storage_ ? peer_storage_->device_bytes() : 0);
+    return n + (ring_ ? ring_->device_bytes() : 0) + (peer_storage_ ? peer_storage_->device_bytes() : 0) +
+           (dense_ ? dense_->device_bytes() : 0);
   }
 
   bool set_helper(core::Executor* helper, const core::PeerTerms& terms) override {
@@ -382,6 +392,10 @@ class CudaExecutor final : public core::Executor {
 
   // As matmul, with X already in the form w's type reads (xq_ for quantized weights).
   void matmul_act(const DeviceTensor& w, const void* act, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
+    if (dense_ && dense_->takes(w.type, w.n_in, w.n_out, T)) {
+      dense_->run(w.type, w.data, w.n_in, w.n_out, static_cast<const uint16_t*>(act), T, y, epi, stream_.get());
+      return;
+    }
     if (gemm_rows(w, T)) {
       mmq(w.type, w.data, w.n_in, w.n_out, act, T, y, stream_.get(), epi);
       return;
@@ -862,6 +876,7 @@ class CudaExecutor final : public core::Executor {
   uint64_t kv_bytes_ = 0;
   DeviceBuffer x_, xn_, xq_, q_, k_, v_, att_, o_, router_, weights_, ids_all_, y_, h_, hq_, tiles_, tile_count_,
       table_, tok_pos_, dec_ws_, logits_;
+  std::unique_ptr<DenseGemm> dense_;  // dense prompt GEMMs of long chunks (null for short chunks or STRATA_GEMM set)
   size_t dec_ws_bytes_ = 0;
   int64_t max_tiles_ = 0;
   HostBuffer h_tok_pos_, h_ids_, h_table_;

@@ -20,6 +20,7 @@
 
 #include "core/fp16.h"
 #include "core/quant.h"
+#include "cuda/dense_gemm.h"
 #include "cuda/gemm_check.h"  // TODO(merge h/cuda): "cuda/check.h"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
@@ -198,8 +199,12 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
   }
 }
 
+// Dense prompt GEMMs: the own kernel (mmq) and, for quantized weights, the
+// decoded path (dense_gemm.h: decode to F16, then cuBLAS), the decode included.
 void bench_mmq(cudaStream_t s, std::mt19937& rng) {
-  std::printf("\n== mmq (prompt, dense) ==\n%-30s %6s %10s %10s %8s\n", "matrix", "T", "us", "TFLOPS", "% F16");
+  std::printf("\n== mmq (prompt, dense) ==\n%-30s %6s %10s %10s %8s %12s %10s\n", "matrix", "T", "us", "TFLOPS", "% F16",
+              "decoded us", "TFLOPS");
+  cuda::DenseGemm dense(0, 4096 * 4096);
   std::vector<Shape> shapes = {
       {"attn q 2048x4096", GgmlType::Q4_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::Q5_K, 2048, 4096},
       {"attn q 2048x4096", GgmlType::Q6_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::Q8_0, 2048, 4096},
@@ -209,15 +214,25 @@ void bench_mmq(cudaStream_t s, std::mt19937& rng) {
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
-    for (int64_t T : {2048, 8192}) {
+    for (int64_t T : {256, 512, 1024, 2048, 8192}) {
+      const bool decoded = dense.takes(sh.type, sh.n_in, sh.n_out, T);
+      if (T < 2048 && !decoded) continue;
       Problem pr(sh, T, rng, true);
       Timer tm;
       const double t = tm.time(s, [&](int i) {
         cuda::mmq(sh.type, pr.w.copy(i), sh.n_in, sh.n_out, pr.x.p, T, pr.y.as<float>(), s);
       });
       const double ops = 2.0 * T * sh.n_in * sh.n_out;
-      std::printf("%-30s %6lld %10.1f %10.1f %8.1f\n", sh.label().c_str(), static_cast<long long>(T), t * 1e6,
+      std::printf("%-30s %6lld %10.1f %10.1f %8.1f", sh.label().c_str(), static_cast<long long>(T), t * 1e6,
                   ops / t * 1e-12, 100.0 * ops / t / kF16);
+      if (decoded) {
+        const double td = tm.time(s, [&](int i) {
+          dense.run(sh.type, pr.w.copy(i), sh.n_in, sh.n_out, pr.x.as<uint16_t>(), T, pr.y.as<float>(),
+                    cuda::Epilogue::Store, s);
+        });
+        std::printf(" %12.1f %10.1f", td * 1e6, ops / td * 1e-12);
+      }
+      std::printf("\n");
     }
   }
 }

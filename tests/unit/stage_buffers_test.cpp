@@ -141,3 +141,13 @@ TEST_CASE("stage buffers: invalid shapes") {
   bad([](BufferShape& s, int32_t&) { s.align = 100; });
   bad([](BufferShape&, int32_t& slots) { slots = -1; });
 }
+
+TEST_CASE("stage buffers: the dense F16 copy counts from its minimum chunk") {
+  using strata::core::dense_f16_bytes;
+  using strata::core::kDenseF16MinRows;
+  using strata::core::kDenseF16Workspace;
+  const int64_t q = 2048 * 4096;  // qwen3-30b-a3b's attn_q
+  CHECK(dense_f16_bytes(kDenseF16MinRows - 1, q) == 0);
+  CHECK(dense_f16_bytes(kDenseF16MinRows, q) == 2 * static_cast<uint64_t>(q) + kDenseF16Workspace);
+  CHECK(dense_f16_bytes(8192, 0) == 0);  // no quantized dense matrix: nothing decoded
+}

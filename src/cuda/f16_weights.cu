@@ -1,0 +1,89 @@
+// A quantized matrix decoded once to F16 rows (f16_weights.cuh).
+#include "cuda/f16_weights.cuh"
+
+#include "cuda/check.h"
+#include "cuda/common.cuh"
+#include "cuda/f16_decode.cuh"
+#include "cuda/gemm_device.cuh"
+#include "cuda/gemm_host.h"
+#include "cuda/launch.h"
+#include "cuda/mma_ops.cuh"
+
+namespace strata::cuda {
+namespace {
+
+using core::GgmlType;
+using namespace gemm_detail;
+
+constexpr int kThreads = 256;
+
+// One thread per 32-value block: its scale entry, then its eight quant words
+// (w8) to 32 F16 weights, stored as four 16-byte words. Threads of a block
+// of the grid take consecutive 32-value blocks of one row or the next, so the
+// stores of a warp cover 2 KiB without gaps.
+template <GgmlType T>
+static __global__ void __launch_bounds__(kThreads) decode_f16_kernel(const uint8_t* __restrict__ w, int64_t row_bytes,
+                                                                     int blocks_per_row, int64_t n_blocks,
+                                                                     uint16_t* __restrict__ out) {
+  pdl_prologue();
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= n_blocks) return;
+  const int64_t r = i / blocks_per_row;
+  const int b = static_cast<int>(i % blocks_per_row), j = b % 8;
+  const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * bytes_per_256(T);
+  const RowHead head = row_head<T>(B);
+  uint32_t entry;
+  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
+    int sc, m;
+    unpack_scale_min_k4_dev(B + 4, j, sc, m);
+    entry = k4_entry(head, sc, m);
+  } else {
+    const RowScale rs = row_scale<T>(B, head, j);
+    entry = T == GgmlType::Q6_K ? mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)),
+                                                  __fmul_rn(head.d, static_cast<float>(rs.s1)))
+                                : mma::pack_half2(rs.a, 0.0f);
+  }
+  int q[8];
+  w8<T>(B, j, q);
+  uint32_t h[16];
+#pragma unroll
+  for (int k4 = 0; k4 < 8; ++k4) {
+    const __half2 scale = entry_scale<T>(entry, k4 >= 4), neg_min = entry_neg_min(entry);
+    const uint32_t v = bias_quants<T>(static_cast<uint32_t>(q[k4]));
+    h[2 * k4] = decode_pair<T, false>(v, scale, neg_min);
+    h[2 * k4 + 1] = decode_pair<T, true>(v, scale, neg_min);
+  }
+  uint4* dst = reinterpret_cast<uint4*>(out + i * 32);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) dst[c] = make_uint4(h[4 * c], h[4 * c + 1], h[4 * c + 2], h[4 * c + 3]);
+}
+
+template <GgmlType T>
+void launch_decode(const void* w, int64_t n_in, int64_t n_out, uint16_t* out, cudaStream_t stream) {
+  const int64_t n_blocks = n_out * (n_in / 32);
+  const auto grid = static_cast<unsigned>((n_blocks + kThreads - 1) / kThreads);
+  launch("decode_f16_kernel", decode_f16_kernel<T>, grid, kThreads, 0, stream, static_cast<const uint8_t*>(w),
+         static_cast<int64_t>(core::row_size(T, n_in)), static_cast<int>(n_in / 32), n_blocks, out);
+}
+
+}  // namespace
+
+void decode_f16_weights(GgmlType type, const void* w, int64_t n_in, int64_t n_out, uint16_t* out,
+                        cudaStream_t stream) {
+  constexpr const char* op = "decode_f16_weights";
+  require_stream(stream, op);
+  require(quantized_type(type), op, "a Q8_0, Q4_K, Q5_K or Q6_K matrix", {{"type", static_cast<int64_t>(type)}});
+  require(n_in >= 256 && n_in % 256 == 0 && n_out >= 1 && n_out * (n_in / 32) / kThreads < (1LL << 31), op,
+          "n_in a positive multiple of 256, n_out >= 1, fewer than 2^31 blocks of threads",
+          {{"n_in", n_in}, {"n_out", n_out}});
+  require(reinterpret_cast<uintptr_t>(w) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0, op,
+          "w and out 16-byte aligned");
+  switch (type) {
+    case GgmlType::Q4_K: return launch_decode<GgmlType::Q4_K>(w, n_in, n_out, out, stream);
+    case GgmlType::Q5_K: return launch_decode<GgmlType::Q5_K>(w, n_in, n_out, out, stream);
+    case GgmlType::Q6_K: return launch_decode<GgmlType::Q6_K>(w, n_in, n_out, out, stream);
+    default: return launch_decode<GgmlType::Q8_0>(w, n_in, n_out, out, stream);
+  }
+}
+
+}  // namespace strata::cuda

@@ -1,0 +1,152 @@
+// The decoded dense path: decode_f16_weights against the GEMMs' F16 weights (gemm_ref.h), DenseGemm against the F16 reference.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/error.h"
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "cuda/dense_gemm.h"
+#include "cuda/f16_weights.cuh"
+#include "ops/gemm_ref.h"
+#include "ops/ops_util.h"
+
+using namespace strata;
+using core::GgmlType;
+using strata::test::test_stream;
+
+namespace {
+
+constexpr GgmlType kQuantTypes[] = {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+// rows x n quantized values whose 32-value blocks differ in scale (2^-3 .. 2^2)
+// and some in offset, so every sub-block scale and min matters.
+std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t n, test::Rng& rng) {
+  std::vector<float> v(static_cast<size_t>(rows * n));
+  for (size_t b = 0; b < v.size() / 32; ++b) {
+    const float scale = std::ldexp(1.0f, rng.int_in(-3, 2)), shift = rng.int_in(0, 3) == 0 ? rng.nonzero(scale) : 0.0f;
+    for (size_t l = 0; l < 32; ++l) v[32 * b + l] = rng.nonzero(scale) + shift;
+  }
+  const size_t rb = core::row_size(type, n);
+  std::vector<uint8_t> q(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) core::quantize_row(type, &v[static_cast<size_t>(r * n)], &q[rb * r], n);
+  return q;
+}
+
+std::vector<uint16_t> f16_rows(const std::vector<float>& x) {
+  std::vector<uint16_t> h(x.size());
+  for (size_t i = 0; i < x.size(); ++i) h[i] = core::f32_to_fp16(x[i]);
+  return h;
+}
+
+}  // namespace
+
+// Tolerance: bit-exact. The kernel makes each weight with the F16 operations
+// of the tensor-core GEMMs' decode (f16_decode.cuh), which gemm_weights
+// rebuilds on the CPU.
+TEST_CASE("decode_f16_weights gives the GEMMs' F16 weights bit for bit", "[gpu][dense_gemm]") {
+  for (GgmlType type : kQuantTypes) {
+    DYNAMIC_SECTION(core::type_traits(type).name) {
+      test::Rng rng = test::rng_for(3100 + static_cast<uint64_t>(type));
+      const int64_t n_in = 768, n_out = 37;
+      const std::vector<uint8_t> w = random_matrix(type, n_out, n_in, rng);
+      std::vector<uint16_t> want(static_cast<size_t>(n_in * n_out));
+      const size_t rb = core::row_size(type, n_in);
+      for (int64_t r = 0; r < n_out; ++r) {
+        const std::vector<float> row = test::gemm_weights(type, &w[rb * r], n_in);
+        for (int64_t i = 0; i < n_in; ++i) want[r * n_in + i] = core::f32_to_fp16(row[i]);
+      }
+      cuda::DeviceBuffer dw = test::to_device(w), out = test::poisoned(want.size() * 2);
+      cuda::decode_f16_weights(type, dw.data(), n_in, n_out, out.as<uint16_t>(), test_stream().get());
+      const std::vector<uint16_t> got = test::to_host<uint16_t>(out, want.size());
+      CHECK_REPORT(test::byte_mismatches(got.data(), want.data(), want.size() * 2));
+    }
+  }
+  cuda::DeviceBuffer buf = test::poisoned(4096);
+  CHECK(test::status_of([&] {
+          cuda::decode_f16_weights(GgmlType::F16, buf.data(), 256, 1, buf.as<uint16_t>(), test_stream().get());
+        }) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(test::status_of([&] {
+          cuda::decode_f16_weights(GgmlType::Q4_K, buf.data(), 200, 1, buf.as<uint16_t>(), test_stream().get());
+        }) == STRATA_ERR_INVALID_ARGUMENT);
+}
+
+// Tolerance: gemm_ref.h's bound around the exact sum of the products of the
+// GEMMs' F16 weights and the F16 activations, (n / 16 + 8) 2^-22 sum |p|;
+// cuBLAS sums in its own order (splits of K included) within it. Epilogue Add:
+// that bound plus one rounding of the sum with the residual.
+TEST_CASE("DenseGemm: the F16 reference within its bound, Store and Add, repeatable", "[gpu][dense_gemm]") {
+  const int64_t n_in = 1024, n_out = 200, T = cuda::kDenseGemmMinRows + 44;
+  cuda::DenseGemm g(test::kDevice, n_in * n_out);
+  for (GgmlType type : kQuantTypes) {
+    DYNAMIC_SECTION(core::type_traits(type).name) {
+      test::Rng rng = test::rng_for(3200 + static_cast<uint64_t>(type));
+      const std::vector<uint8_t> w = random_matrix(type, n_out, n_in, rng);
+      const std::vector<uint16_t> xh = f16_rows(rng.vec(static_cast<size_t>(T * n_in), 2.0f));
+      const std::vector<float> residual = rng.vec(static_cast<size_t>(T * n_out), 4.0f);
+      cuda::DeviceBuffer dw = test::to_device(w), dx = test::to_device(xh), dres = test::to_device(residual);
+      cuda::DeviceBuffer y = test::poisoned(residual.size() * 4);
+      cudaStream_t s = test_stream().get();
+      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
+      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, dres.as<float>(), cuda::Epilogue::Add, s);
+      const std::vector<float> got = test::to_host<float>(y, residual.size());
+      const std::vector<float> added = test::to_host<float>(dres, residual.size());
+
+      std::vector<float> x(xh.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = core::fp16_to_f32(xh[i]);
+      const size_t rb = core::row_size(type, n_in);
+      int bad = 0, bad_add = 0;
+      std::string first;
+      for (int64_t r = 0; r < n_out; ++r) {
+        const std::vector<float> wr = test::gemm_weights(type, &w[rb * r], n_in);
+        for (int64_t t = 0; t < T; ++t) {
+          const test::RefDot ref = test::gemm_ref(wr.data(), &x[t * n_in], n_in);
+          const size_t i = static_cast<size_t>(t * n_out + r);
+          if (!(std::fabs(got[i] - ref.value) <= ref.bound)) {
+            if (bad++ == 0) first = "store row " + std::to_string(t) + " col " + std::to_string(r);
+          }
+          const double sum = residual[i] + ref.value;
+          if (!(std::fabs(added[i] - sum) <= ref.bound + std::fabs(sum) * std::ldexp(1.0, -23))) {
+            if (bad_add++ == 0) first += " add row " + std::to_string(t) + " col " + std::to_string(r);
+          }
+        }
+      }
+      INFO("seed=" << test::ops_seed() << " " << core::type_traits(type).name << ": " << bad << " store and "
+                   << bad_add << " add mismatches, first " << first);
+      CHECK(bad == 0);
+      CHECK(bad_add == 0);
+
+      test::poison(y);
+      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
+      INFO("a second run gave other bits");
+      CHECK(test::bit_equal(got, test::to_host<float>(y, residual.size())));
+    }
+  }
+}
+
+TEST_CASE("DenseGemm takes quantized matrices that fit, from the minimum rows, and refuses the rest", "[gpu][dense_gemm]") {
+  cuda::DenseGemm g(test::kDevice, 512 * 256);
+  const int64_t T = cuda::kDenseGemmMinRows;
+  CHECK(g.takes(GgmlType::Q4_K, 512, 256, T));
+  CHECK(g.takes(GgmlType::Q8_0, 256, 512, T));
+  CHECK_FALSE(g.takes(GgmlType::Q4_K, 512, 256, T - 1));   // too few positions
+  CHECK_FALSE(g.takes(GgmlType::Q4_K, 512, 257, T));       // larger than the F16 copy
+  CHECK_FALSE(g.takes(GgmlType::F16, 512, 256, T));        // float weights keep the exact kernel
+  CHECK_FALSE(g.takes(GgmlType::Q6_K, 384, 128, T));       // n_in not a multiple of 256
+  cuda::DeviceBuffer buf = test::poisoned(1 << 20);
+  std::string msg;
+  CHECK(test::status_of(
+            [&] {
+              g.run(GgmlType::Q4_K, buf.data(), 512, 257, buf.as<uint16_t>(), T, buf.as<float>(),
+                    cuda::Epilogue::Store, test_stream().get());
+            },
+            &msg) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(msg.find("dense_gemm") != std::string::npos);
+  CHECK(test::status_of([&] {
+          g.run(GgmlType::Q4_K, buf.data(), 512, 256, buf.as<uint16_t>(), T, buf.as<float>(),
+                cuda::Epilogue::SwigluMul, test_stream().get());
+        }) == STRATA_ERR_INVALID_ARGUMENT);
+}
