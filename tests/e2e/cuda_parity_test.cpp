@@ -22,6 +22,16 @@ TEST_CASE("tiny: CUDA prompt logits equal the CPU oracle's at every position", "
   compare(run(path, "0", toks, 128, KvType::Int8), run(path, "cpu", toks, 128, KvType::Int8), 512, kBound);
 }
 
+// A chunk of 1024 positions: the dense GEMMs through their F16 copy and
+// cuBLAS (dense_gemm.h), the experts' GEMMs on 256 rows each.
+TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
+  const Case c{"tiny", 4, "small"};
+  const std::string path = model_path(c);
+  const auto toks = tokens(1024, 509);
+  std::printf("tiny, chunk 1024:\n");
+  compare(run(path, "0", toks, 1024), run(path, "cpu", toks, 1024), 512, kBound);
+}
+
 TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits match the CPU oracle's at every position", "[parity]") {
   const Case c{"qwen3-30b-a3b", 8, "qwen3"};
   const std::string path = model_path(c);
