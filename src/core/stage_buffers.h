@@ -30,7 +30,7 @@ struct BufferShape {
 // The GPU's dense prompt GEMMs (cuda/dense_gemm.h) on chunks of at least
 // kDenseF16MinRows tokens hold an F16 copy of the stage's largest dense
 // quantized matrix (max_weights values) and cuBLAS's workspace.
-inline constexpr int64_t kDenseF16MinRows = 256;
+inline constexpr int64_t kDenseF16MinRows = 16;
 inline constexpr uint64_t kDenseF16Workspace = uint64_t(32) << 20;
 inline uint64_t dense_f16_bytes(int64_t chunk, int64_t max_weights) {
   return chunk >= kDenseF16MinRows && max_weights > 0 ? 2 * static_cast<uint64_t>(max_weights) + kDenseF16Workspace

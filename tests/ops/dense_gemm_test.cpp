@@ -79,50 +79,53 @@ TEST_CASE("decode_f16_weights gives the GEMMs' F16 weights bit for bit", "[gpu][
 // cuBLAS sums in its own order (splits of K included) within it. Epilogue Add:
 // that bound plus one rounding of the sum with the residual.
 TEST_CASE("DenseGemm: the F16 reference within its bound, Store and Add, repeatable", "[gpu][dense_gemm]") {
-  const int64_t n_in = 1024, n_out = 200, T = cuda::kDenseGemmMinRows + 44;
+  const int64_t n_in = 1024, n_out = 200;
   cuda::DenseGemm g(test::kDevice, n_in * n_out);
-  for (GgmlType type : kQuantTypes) {
-    DYNAMIC_SECTION(core::type_traits(type).name) {
-      test::Rng rng = test::rng_for(3200 + static_cast<uint64_t>(type));
-      const std::vector<uint8_t> w = random_matrix(type, n_out, n_in, rng);
-      const std::vector<uint16_t> xh = f16_rows(rng.vec(static_cast<size_t>(T * n_in), 2.0f));
-      const std::vector<float> residual = rng.vec(static_cast<size_t>(T * n_out), 4.0f);
-      cuda::DeviceBuffer dw = test::to_device(w), dx = test::to_device(xh), dres = test::to_device(residual);
-      cuda::DeviceBuffer y = test::poisoned(residual.size() * 4);
-      cudaStream_t s = test_stream().get();
-      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
-      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, dres.as<float>(), cuda::Epilogue::Add, s);
-      const std::vector<float> got = test::to_host<float>(y, residual.size());
-      const std::vector<float> added = test::to_host<float>(dres, residual.size());
+  // A few positions past the minimum (cuBLAS may split K there) and a few hundred.
+  for (const int64_t T : {cuda::kDenseGemmMinRows + 44, int64_t{300}}) {
+    for (GgmlType type : kQuantTypes) {
+      DYNAMIC_SECTION(core::type_traits(type).name << " T=" << T) {
+        test::Rng rng = test::rng_for(3200 + static_cast<uint64_t>(type));
+        const std::vector<uint8_t> w = random_matrix(type, n_out, n_in, rng);
+        const std::vector<uint16_t> xh = f16_rows(rng.vec(static_cast<size_t>(T * n_in), 2.0f));
+        const std::vector<float> residual = rng.vec(static_cast<size_t>(T * n_out), 4.0f);
+        cuda::DeviceBuffer dw = test::to_device(w), dx = test::to_device(xh), dres = test::to_device(residual);
+        cuda::DeviceBuffer y = test::poisoned(residual.size() * 4);
+        cudaStream_t s = test_stream().get();
+        g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
+        g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, dres.as<float>(), cuda::Epilogue::Add, s);
+        const std::vector<float> got = test::to_host<float>(y, residual.size());
+        const std::vector<float> added = test::to_host<float>(dres, residual.size());
 
-      std::vector<float> x(xh.size());
-      for (size_t i = 0; i < x.size(); ++i) x[i] = core::fp16_to_f32(xh[i]);
-      const size_t rb = core::row_size(type, n_in);
-      int bad = 0, bad_add = 0;
-      std::string first;
-      for (int64_t r = 0; r < n_out; ++r) {
-        const std::vector<float> wr = test::gemm_weights(type, &w[rb * r], n_in);
-        for (int64_t t = 0; t < T; ++t) {
-          const test::RefDot ref = test::gemm_ref(wr.data(), &x[t * n_in], n_in);
-          const size_t i = static_cast<size_t>(t * n_out + r);
-          if (!(std::fabs(got[i] - ref.value) <= ref.bound)) {
-            if (bad++ == 0) first = "store row " + std::to_string(t) + " col " + std::to_string(r);
-          }
-          const double sum = residual[i] + ref.value;
-          if (!(std::fabs(added[i] - sum) <= ref.bound + std::fabs(sum) * std::ldexp(1.0, -23))) {
-            if (bad_add++ == 0) first += " add row " + std::to_string(t) + " col " + std::to_string(r);
+        std::vector<float> x(xh.size());
+        for (size_t i = 0; i < x.size(); ++i) x[i] = core::fp16_to_f32(xh[i]);
+        const size_t rb = core::row_size(type, n_in);
+        int bad = 0, bad_add = 0;
+        std::string first;
+        for (int64_t r = 0; r < n_out; ++r) {
+          const std::vector<float> wr = test::gemm_weights(type, &w[rb * r], n_in);
+          for (int64_t t = 0; t < T; ++t) {
+            const test::RefDot ref = test::gemm_ref(wr.data(), &x[t * n_in], n_in);
+            const size_t i = static_cast<size_t>(t * n_out + r);
+            if (!(std::fabs(got[i] - ref.value) <= ref.bound)) {
+              if (bad++ == 0) first = "store row " + std::to_string(t) + " col " + std::to_string(r);
+            }
+            const double sum = residual[i] + ref.value;
+            if (!(std::fabs(added[i] - sum) <= ref.bound + std::fabs(sum) * std::ldexp(1.0, -23))) {
+              if (bad_add++ == 0) first += " add row " + std::to_string(t) + " col " + std::to_string(r);
+            }
           }
         }
-      }
-      INFO("seed=" << test::ops_seed() << " " << core::type_traits(type).name << ": " << bad << " store and "
-                   << bad_add << " add mismatches, first " << first);
-      CHECK(bad == 0);
-      CHECK(bad_add == 0);
+        INFO("seed=" << test::ops_seed() << " " << core::type_traits(type).name << ": " << bad << " store and "
+                     << bad_add << " add mismatches, first " << first);
+        CHECK(bad == 0);
+        CHECK(bad_add == 0);
 
-      test::poison(y);
-      g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
-      INFO("a second run gave other bits");
-      CHECK(test::bit_equal(got, test::to_host<float>(y, residual.size())));
+        test::poison(y);
+        g.run(type, dw.data(), n_in, n_out, dx.as<uint16_t>(), T, y.as<float>(), cuda::Epilogue::Store, s);
+        INFO("a second run gave other bits");
+        CHECK(test::bit_equal(got, test::to_host<float>(y, residual.size())));
+      }
     }
   }
 }

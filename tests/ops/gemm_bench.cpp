@@ -214,7 +214,7 @@ void bench_mmq(cudaStream_t s, std::mt19937& rng) {
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
-    for (int64_t T : {256, 512, 1024, 2048, 8192}) {
+    for (int64_t T : {16, 32, 64, 128, 256, 512, 1024, 2048, 8192}) {
       const bool decoded = dense.takes(sh.type, sh.n_in, sh.n_out, T);
       if (T < 2048 && !decoded) continue;
       Problem pr(sh, T, rng, true);
