@@ -87,7 +87,8 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   shape.hq_row_bytes = act_row(c.n_ff_exp);
   const uint64_t attention = static_cast<uint64_t>(T) * (c.q_dim() + c.k_dim() + c.v_dim() +
                                                          static_cast<int64_t>(c.n_head) * c.head_dim_v + 2 * E) * 4;
-  in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention + dense_f16_bytes(T, max_dense_weights);
+  in.prompt_bytes = layout_stage_buffers(shape, 0, 0).prompt_bytes() + attention +
+                    (memory.dense_f16 ? dense_f16_bytes(T, max_dense_weights) : 0);
 
   MoeShape m;
   m.n_layer = stage.n_layers;
@@ -127,6 +128,7 @@ StageExperts place_for_default_chunk(const Model& model, const StagePlan& stage,
   memory.budget = budget;
   memory.adaptive = options.adaptive;
   memory.profile = options.profile;
+  memory.dense_f16 = options.dense_f16;
   // A placement for `chunk`, or none where its buffers do not fit.
   auto place = [&](int32_t chunk) -> std::optional<StageExperts> {
     memory.chunk = chunk;

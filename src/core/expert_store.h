@@ -55,6 +55,9 @@ struct StageMemory {
   // Routed rows per (layer, expert) of the whole model, flat; empty = none:
   // residents in the uniform order.
   std::span<const uint64_t> profile;
+  // The prompt buffers include the GPU's F16 copy of the largest dense matrix
+  // and cuBLAS's workspace (stage_buffers.h: dense_f16_bytes); a CPU stage has none.
+  bool dense_f16 = true;
 };
 
 // What a backend's placement takes from the model options.
@@ -68,6 +71,8 @@ struct ExpertOptions {
   // With several stages, chunks pipeline through them (stage i runs chunk
   // c + 1 while stage i + 1 runs c), so resident stages keep short ones.
   bool single_stage = true;
+  // StageMemory::dense_f16 of the stage's placements (the CPU backend clears it).
+  bool dense_f16 = true;
 };
 
 // A stage's experts as placed. Layers are the stage's (0 = stage.first_layer).

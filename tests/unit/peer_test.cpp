@@ -37,7 +37,8 @@ std::shared_ptr<const Model> load(uint64_t budget, const std::string& devices, c
 uint64_t all_streamed(const std::string& devices, const std::string& split) {
   const auto m = load(0, devices, split);
   uint64_t budget = 0;
-  for (const Stage& s : m->stages()) budget = std::max(budget, all_streamed_budget(*m, s.plan, 3, StageMemory{}));
+  for (const Stage& s : m->stages())
+    budget = std::max(budget, all_streamed_budget(*m, s.plan, 3, StageMemory{.dense_f16 = false}));
   return budget;
 }
 

@@ -1,5 +1,6 @@
 // Expert streaming on the CPU backend: a budget that leaves experts out of "VRAM" sends them through the ring
 // (host arena -> slots on a copy thread); the logits equal the all-resident run's bit for bit.
+#include <algorithm>
 #include <cstring>
 #include <shared_mutex>
 
@@ -8,6 +9,7 @@
 #include "core/expert_store.h"
 #include "core/model.h"
 #include "core/session.h"
+#include "core/stage_buffers.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"
 
@@ -33,7 +35,7 @@ std::shared_ptr<const Model> load(uint64_t budget, const std::string& devices = 
 // The placement of the whole model as one stage with a budget.
 StageExperts placed(uint64_t budget) {
   const auto m = load(0);
-  StageMemory mem;
+  StageMemory mem{.dense_f16 = false};  // as the CPU backend places
   mem.budget = budget;
   return place_stage_experts(*m, m->stages()[0].plan, mem);
 }
@@ -49,9 +51,10 @@ Budgets budgets() {
   const PlacementPlan all = placed(uint64_t(1) << 40).plan;
   REQUIRE(all.ring_slots == 0);  // everything fits: nothing streams
   Budgets b;
-  b.all_streamed = all_streamed_budget(*m, m->stages()[0].plan, 3, StageMemory{});
-  b.half_resident = all_streamed_budget(*m, m->stages()[0].plan, 2 * m->config().n_expert, StageMemory{}) +
-                    all.resident_bytes / 4;
+  b.all_streamed = all_streamed_budget(*m, m->stages()[0].plan, 3, StageMemory{.dense_f16 = false});
+  b.half_resident =
+      all_streamed_budget(*m, m->stages()[0].plan, 2 * m->config().n_expert, StageMemory{.dense_f16 = false}) +
+      all.resident_bytes / 4;
   b.streamed_bytes = placed(b.all_streamed).plan.streamed_bytes;
   return b;
 }
@@ -160,7 +163,8 @@ TEST_CASE("streaming under a layer split: two CPU stages, each with its own ring
   // The budget where the bigger stage streams every expert.
   const auto split = load(0, "cpu,cpu", "auto");
   uint64_t budget = 0;
-  for (const Stage& s : split->stages()) budget = std::max(budget, all_streamed_budget(*split, s.plan, 3, StageMemory{}));
+  for (const Stage& s : split->stages())
+    budget = std::max(budget, all_streamed_budget(*split, s.plan, 3, StageMemory{.dense_f16 = false}));
   const Run ref = run(load(0), 30, 8);
   const Run got = run(load(budget, "cpu,cpu", "auto"), 30, 8);
   CHECK(same_bits(got.logits, ref.logits));
@@ -270,7 +274,7 @@ TEST_CASE("an expert profile puts the most-used experts in VRAM first, and chang
   const ModelConfig& c = m->config();
   // Expert n_expert - 1 of every layer is the busiest, then n_expert - 2: the reverse of the uniform order.
   const std::vector<uint64_t> profile = rising_profile(c, 10, 1);
-  StageMemory mem;
+  StageMemory mem{.dense_f16 = false};  // as the CPU backend places
   mem.budget = b.half_resident;
   mem.profile = profile;
   const PlacementPlan p = place_stage_experts(*m, m->stages()[0].plan, mem).plan;
@@ -294,4 +298,19 @@ TEST_CASE("an expert profile puts the most-used experts in VRAM first, and chang
   CHECK(same_bits(with.logits, without.logits));
   o.expert_profile.pop_back();
   CHECK(status_of([&] { Model::load(model_path(), o); }) == STRATA_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("placement: the GPU's F16 copy of the largest dense matrix counts only where the stage has one") {
+  const auto m = load(0);
+  const StagePlan& stage = m->stages()[0].plan;
+  int64_t largest = 0;
+  for (const LayerWeights& l : m->weights().layers)
+    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo})
+      if (activation_kind(t->type) == ActivationKind::Q8A) largest = std::max(largest, t->ne[0] * t->ne[1]);
+  REQUIRE(largest > 0);  // this model's attention matrices are quantized
+  StageMemory gpu, cpu{.dense_f16 = false};
+  gpu.budget = cpu.budget = uint64_t(1) << 40;
+  const uint64_t with = place_stage_experts(*m, stage, gpu).plan.prompt_bytes;
+  const uint64_t without = place_stage_experts(*m, stage, cpu).plan.prompt_bytes;
+  CHECK(with - without == dense_f16_bytes(gpu.chunk, largest));
 }

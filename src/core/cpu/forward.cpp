@@ -423,7 +423,9 @@ class CpuBackend final : public Backend {
              const ExpertOptions& options, const ProgressFn& progress)
       : model_(model), plan_(plan), n_threads_(n_threads) {
     if (budget == 0 || model.config().n_expert == 0) return;
-    StageExperts experts = place_for_default_chunk(model, plan, budget, options);
+    ExpertOptions cpu_options = options;
+    cpu_options.dense_f16 = false;  // the F16 copy is the GPU's
+    StageExperts experts = place_for_default_chunk(model, plan, budget, cpu_options);
     if (!experts.streams()) return;
     streamed_ = std::make_unique<CpuStreamed>();
     streamed_->experts = std::move(experts);
