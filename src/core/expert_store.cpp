@@ -47,15 +47,16 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   if (stage.has_embd) in.fixed_bytes += bytes_of(w.token_embd);
   if (stage.has_head) in.fixed_bytes += bytes_of(w.output) + bytes_of(w.output_norm);
   uint64_t blob_bytes = 0;
-  int64_t max_dense_weights = 0;  // of a quantized attention matrix
+  int64_t max_dense_weights = 0;  // of the GPU's F16 copy (dense_f16_values)
   for (int32_t il = stage.first_layer; il < stage.end_layer(); ++il) {
     const LayerWeights& l = w.layers[il];
     uint64_t dense = 0;
     for (const TensorRef* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.q_norm, &l.k_norm, &l.ffn_norm, &l.gate_inp})
       dense += bytes_of(*t);
-    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo})
-      if (t->present() && activation_kind(t->type) == ActivationKind::Q8A)
-        max_dense_weights = std::max(max_dense_weights, t->ne[0] * t->ne[1]);
+    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate_inp})
+      if (t->present())
+        max_dense_weights =
+            std::max(max_dense_weights, dense_f16_values(t->type, t->ne[0], t->ne[1], t == &l.gate_inp));
     in.dense_bytes.push_back(dense);
     const uint64_t blob = blob_layout(l).bytes;
     blob_bytes = std::max(blob_bytes, blob);

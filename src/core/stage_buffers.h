@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/quant.h"
+
 namespace strata::core {
 
 // What sizes the prompt buffers of a stage.
@@ -29,12 +31,19 @@ struct BufferShape {
 
 // The GPU's dense prompt GEMMs (cuda/dense_gemm.h) on chunks of at least
 // kDenseF16MinRows tokens hold an F16 copy of the stage's largest dense
-// quantized matrix (max_weights values) and cuBLAS's workspace.
+// matrix (max_weights F16 values, dense_f16_values) and cuBLAS's workspace.
 inline constexpr int64_t kDenseF16MinRows = 16;
 inline constexpr uint64_t kDenseF16Workspace = uint64_t(32) << 20;
 inline uint64_t dense_f16_bytes(int64_t chunk, int64_t max_weights) {
   return chunk >= kDenseF16MinRows && max_weights > 0 ? 2 * static_cast<uint64_t>(max_weights) + kDenseF16Workspace
                                                       : 0;
+}
+// The F16 values that copy takes for one dense matrix of n_in x n_out
+// weights: a quantized attention matrix (Wq, Wk, Wv, Wo) decoded, one a
+// weight; an F32 router split into pairs, two a weight; 0 for the others.
+inline int64_t dense_f16_values(GgmlType type, int64_t n_in, int64_t n_out, bool router) {
+  if (router) return type == GgmlType::F32 ? 2 * n_in * n_out : 0;
+  return activation_kind(type) == ActivationKind::Q8A ? n_in * n_out : 0;
 }
 
 // One buffer: [offset, offset + bytes) of the stage's arena.

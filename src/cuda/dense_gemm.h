@@ -1,4 +1,4 @@
-// Prompt GEMMs of a dense quantized matrix over many positions: the matrix decoded once to F16, then cuBLAS's F16 GEMM with F32 sums.
+// Prompt GEMMs of a dense matrix over many positions: the matrix as F16 (decoded once, or split into pairs), then cuBLAS's F16 GEMM with F32 sums.
 //
 // The own tensor-core kernels (mmq.cuh) decode each weight in every block of
 // positions: 64 times per matrix at 8192 positions. Decoded once
@@ -8,6 +8,11 @@
 // for one shape on one device (the workspace is set, so no call allocates).
 // The grouped expert GEMMs keep the own kernels: their matrices are many and
 // each meets a few hundred positions.
+//
+// An F32 matrix (the router) meets F32 activations: both are split into F16
+// pairs (f16_weights.cuh: split_f16_rows) and multiplied as hi.hi + 2^-11
+// (hi.lo + lo.hi), two GEMMs on the tensor cores in place of the F32 kernel's
+// separately rounded products (mmq_float.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,7 +36,8 @@ inline constexpr int64_t kDenseGemmMinRows = core::kDenseF16MinRows;
 bool dense_gemm_enabled();
 
 // One cuBLAS handle, its workspace and one F16 matrix of at most max_weights
-// values, on one device; used from one thread (an executor's). Not copyable.
+// values (core::dense_f16_values), on one device; used from one thread (an
+// executor's). Not copyable.
 class DenseGemm {
  public:
   // Throws Error(STRATA_ERR_OUT_OF_MEMORY) when the buffers do not fit and
@@ -53,9 +59,30 @@ class DenseGemm {
   void run(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const uint16_t* x, int64_t T, float* y,
            Epilogue epi, cudaStream_t stream);
 
+  // Whether run_f32() takes an F32 matrix of this shape at T positions with
+  // scratch_bytes of scratch (f32_scratch_bytes).
+  bool takes_f32(int64_t n_in, int64_t n_out, int64_t T, size_t scratch_bytes) const;
+  static size_t f32_scratch_bytes(int64_t n_in, int64_t T) { return static_cast<size_t>(4 * n_in * T); }
+
+  // As run() for an F32 matrix w [n_out][n_in] and F32 rows x [T][n_in]: the
+  // pairs' error and the lo.lo term omitted move a product by under 2^-20 of
+  // itself, beside the tensor cores' F32 sums (as in run(): up to
+  // (n_in / 16 + 8) 2^-22 of sum |w x|; about 1e-6 of it measured at n_in =
+  // 2048), where every |w| and |x| is below 65504 (beyond, the F16 pairs
+  // overflow). scratch (16-byte aligned) holds x's pairs; it is free again
+  // after the GEMMs, in stream order. Throws as run() for what takes_f32()
+  // refuses.
+  void run_f32(const float* w, int64_t n_in, int64_t n_out, const float* x, int64_t T, float* y, Epilogue epi,
+               void* scratch, size_t scratch_bytes, cudaStream_t stream);
+
   uint64_t device_bytes() const { return f16_.size() + workspace_.size(); }
 
  private:
+  // Column-major Y^T (m x n) = alpha A^T B + beta Y^T for F16 A (k x m, lda)
+  // and B (k x n, ldb), F32 Y (ldc = m).
+  void gemm(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, int64_t m, int64_t n, int64_t k,
+            float alpha, float beta, float* y, cudaStream_t stream);
+
   int device_;
   int64_t max_weights_;
   DeviceBuffer f16_, workspace_;

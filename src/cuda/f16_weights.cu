@@ -1,4 +1,4 @@
-// A quantized matrix decoded once to F16 rows (f16_weights.cuh).
+// Dense matrices as F16 rows for cuBLAS (f16_weights.cuh).
 #include "cuda/f16_weights.cuh"
 
 #include "cuda/check.h"
@@ -66,7 +66,44 @@ void launch_decode(const void* w, int64_t n_in, int64_t n_out, uint16_t* out, cu
          static_cast<int64_t>(core::row_size(T, n_in)), static_cast<int>(n_in / 32), n_blocks, out);
 }
 
+// The pairs of two values (f16_weights.cuh: kSplitLoScale).
+__device__ __forceinline__ void split_pair(float a, float b, uint32_t& hi, uint32_t& lo) {
+  const __half2 h = __floats2half2_rn(a, b);
+  const float2 hf = __half22float2(h);
+  hi = mma::half2_bits(h);
+  lo = mma::pack_half2((a - hf.x) * kSplitLoScale, (b - hf.y) * kSplitLoScale);
+}
+
+// Four values a thread: their his to one half of the row, their los to the other.
+static __global__ void __launch_bounds__(kThreads) split_f16_kernel(const float4* __restrict__ x, int64_t n4_row,
+                                                                    int64_t n4, bool hi_first,
+                                                                    uint2* __restrict__ out) {
+  pdl_prologue();
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= n4) return;
+  const float4 v = x[i];
+  uint2 hi, lo;
+  split_pair(v.x, v.y, hi.x, lo.x);
+  split_pair(v.z, v.w, hi.y, lo.y);
+  const int64_t r = i / n4_row, c = i - r * n4_row;
+  uint2* row = out + 2 * r * n4_row + c;
+  row[hi_first ? 0 : n4_row] = hi;
+  row[hi_first ? n4_row : 0] = lo;
+}
+
 }  // namespace
+
+void split_f16_rows(const float* x, int64_t rows, int64_t n, bool hi_first, uint16_t* out, cudaStream_t stream) {
+  constexpr const char* op = "split_f16_rows";
+  require_stream(stream, op);
+  require(rows >= 1 && n >= 4 && n % 4 == 0 && rows * n / 4 / kThreads < (1LL << 31), op,
+          "rows >= 1, n a positive multiple of 4, fewer than 2^31 blocks of threads", {{"rows", rows}, {"n", n}});
+  require(reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0, op,
+          "x and out 16-byte aligned");
+  const int64_t n4 = rows * n / 4;
+  launch("split_f16_kernel", split_f16_kernel, static_cast<unsigned>((n4 + kThreads - 1) / kThreads), kThreads, 0,
+         stream, reinterpret_cast<const float4*>(x), n / 4, n4, hi_first, reinterpret_cast<uint2*>(out));
+}
 
 void decode_f16_weights(GgmlType type, const void* w, int64_t n_in, int64_t n_out, uint16_t* out,
                         cudaStream_t stream) {

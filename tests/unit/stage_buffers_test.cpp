@@ -151,3 +151,13 @@ TEST_CASE("stage buffers: the dense F16 copy counts from its minimum chunk") {
   CHECK(dense_f16_bytes(kDenseF16MinRows, q) == 2 * static_cast<uint64_t>(q) + kDenseF16Workspace);
   CHECK(dense_f16_bytes(8192, 0) == 0);  // no quantized dense matrix: nothing decoded
 }
+
+TEST_CASE("stage buffers: the F16 copy holds decoded attention matrices and an F32 router's pairs") {
+  using strata::core::dense_f16_values;
+  using strata::core::GgmlType;
+  CHECK(dense_f16_values(GgmlType::Q4_K, 2048, 4096, false) == 2048 * 4096);
+  CHECK(dense_f16_values(GgmlType::Q8_0, 2048, 512, false) == 2048 * 512);
+  CHECK(dense_f16_values(GgmlType::F32, 2048, 4096, false) == 0);  // float attention keeps its own kernel
+  CHECK(dense_f16_values(GgmlType::F32, 2048, 128, true) == 2 * 2048 * 128);
+  CHECK(dense_f16_values(GgmlType::Q8_0, 2048, 128, true) == 0);  // a quantized router keeps its own kernel
+}
