@@ -10,6 +10,7 @@
 #include "cuda/attention_mma.cuh"
 #include "cuda/check.h"
 #include "cuda/common.cuh"
+#include "cuda/host_route.cuh"
 #include "cuda/memory.h"
 
 namespace strata::cuda {
@@ -80,10 +81,13 @@ bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t
 bool try_prompt_mma(const Params& p, core::KvType type, bool split, cudaStream_t stream) {
   const int D = attn_mma::head_dim_class(p.dk, p.dv);
   if (D == 0 || !aligned(p.q, 16) || !aligned(p.out, 8) || !aligned(p.k, 16) || !aligned(p.v, 16)) return false;
-  if (type == core::KvType::F16 && p.dk == 128 && p.dv == 128 && attention_kernel() == AttentionKernel::Wgmma) {
-    attn_mma::launch_wgmma(p, split, stream);
+  if (type == core::KvType::F16 && p.dk == 128 && p.dv == 128 && attention_kernel() == AttentionKernel::Wgmma &&
+      aligned(p.out_h, 4)) {
+    // F16 rows out: Q as one F16 too (attention_prompt_to_f16).
+    attn_mma::launch_wgmma(p, split && p.out_h == nullptr, stream);
     return true;
   }
+  if (p.out_h != nullptr) return false;  // the F16 rows come from the F32 ones below
   int device = 0, max_smem = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
   STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -98,10 +102,12 @@ bool try_prompt_mma(const Params& p, core::KvType type, bool split, cudaStream_t
   return true;
 }
 
-// attention_prompt and attention_prompt_f16: the checks, then the tensor
-// cores where they apply, else the F32 kernel.
+// attention_prompt(_to_f16) and attention_prompt_f16: the checks, then the
+// tensor cores where they apply, else the F32 kernel. With out_h, the
+// warpgroup kernel writes F16 rows there; the others write out, converted
+// after.
 void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
-            int32_t pos0, float scale, float* out, bool split, cudaStream_t stream) {
+            int32_t pos0, float scale, float* out, uint16_t* out_h, bool split, cudaStream_t stream) {
   require_stream(stream, op);
   Params p = make_params(op, q, k, v, n_head, scale, out);
   require(T >= 0 && pos0 >= 0 && pos0 + T <= k.n_ctx, op, "T >= 0, pos0 >= 0, pos0 + T <= n_ctx",
@@ -110,9 +116,14 @@ void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDevic
   p.T = T;
   p.pos0 = pos0;
   p.n_split = 1;
+  p.out_h = out_h;
   if (try_prompt_mma(p, k.type, split, stream)) return;
-  p.keys_per_split = ceil_div(pos0 + T, attn::kTileKeys) * attn::kTileKeys;
-  run(p, k.type, kPromptRowsPerWarp, stream);
+  p.out_h = nullptr;
+  if (!try_prompt_mma(p, k.type, split, stream)) {
+    p.keys_per_split = ceil_div(pos0 + T, attn::kTileKeys) * attn::kTileKeys;
+    run(p, k.type, kPromptRowsPerWarp, stream);
+  }
+  if (out_h != nullptr) f32_to_f16(out, out_h, T * n_head * v.head_dim, stream);
 }
 
 }  // namespace
@@ -126,12 +137,18 @@ AttentionKernel attention_kernel() {
 
 void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                       int32_t pos0, float scale, float* out, cudaStream_t stream) {
-  prompt("attention_prompt", q, k, v, n_head, T, pos0, scale, out, true, stream);
+  prompt("attention_prompt", q, k, v, n_head, T, pos0, scale, out, nullptr, true, stream);
+}
+
+void attention_prompt_to_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
+                             int32_t pos0, float scale, float* out, uint16_t* out_h, cudaStream_t stream) {
+  require(out_h != nullptr, "attention_prompt_to_f16", "out_h");
+  prompt("attention_prompt_to_f16", q, k, v, n_head, T, pos0, scale, out, out_h, true, stream);
 }
 
 void attention_prompt_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                           int32_t pos0, float scale, float* out, cudaStream_t stream) {
-  prompt("attention_prompt_f16", q, k, v, n_head, T, pos0, scale, out, false, stream);
+  prompt("attention_prompt_f16", q, k, v, n_head, T, pos0, scale, out, nullptr, false, stream);
 }
 
 // The decode workspace: merge counters (n_head of them, at least one a

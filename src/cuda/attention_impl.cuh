@@ -42,6 +42,7 @@ struct Params {
   const void* v;
   const float* v_scales;
   float* out;      // final rows when n_split == 1
+  uint16_t* out_h;  // prompt: when set, the warpgroup kernel writes its rows here as F16 instead of to out
   float* part_o;   // [grid splits][T * n_head][dv] unnormalized sums when n_split > 1
   float* part_ml;  // [grid splits][T * n_head][2] running max and sum when n_split > 1
   int64_t T;

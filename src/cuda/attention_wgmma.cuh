@@ -17,13 +17,17 @@
 //     layout as K.
 //   - Q, K and V tiles are rows of 128 values in two 64-value panels with
 //     the 128-byte swizzle (wgmma_layout.h: panel_offset), copied by cp.async
-//     (K, V: two stages, tile it + 1 in flight while tile it is computed, one
-//     barrier a tile) or stored once (Q, converted from F32).
+//     (K, V: three stages, tile it + 1 in flight while tile it is computed, one
+//     barrier a tile) or stored once (Q, converted from F32). A tile's P V is
+//     not waited for: it runs on into the next tile's barrier, copies and S
+//     (whose wait covers it), so the third stage keeps its V until then.
 //   - Keys at or past the block's causal end are zero-filled; a tile wholly
 //     past a warpgroup's last row is skipped by that warpgroup (exactly: it
 //     would leave its m, l and O unchanged); the causal mask is applied only
 //     to tiles that reach past some row's end.
 // Fixed tiling and reduction orders, no atomics: results repeat bit for bit.
+// The rows go out as F32, or as F16 (Params::out_h) for a GEMM that reads
+// them so: the same values, rounded once.
 //
 // Measured on the H200 (attention_bench, qwen3 shape, split Q, 2026-12-02):
 // 8192 tokens 1.85 ms a layer (297 TFLOPS of causal attention; with P split
@@ -32,7 +36,11 @@
 // at 8192, P split) and one with two blocks an SM (3.10 ms); issuing the next
 // tile's S before the softmax (four K/V stages) was slower (2.92 ms with two
 // warpgroups), and so were four stages handed over by mbarriers instead of
-// the barrier a tile, letting the warpgroups drift apart (1.94 ms).
+// the barrier a tile, letting the warpgroups drift apart (1.94 ms). The P V
+// left running into the next tile (three stages, 192 KB) and S's first
+// instruction overwriting it instead of zeros: 1.85 -> 1.77-1.79 ms (split
+// Q), 1.53 with F16 Q (session 14). Not kept: the max as a tree and the O
+// rescale skipped where no row's maximum moved (a warp vote): 1.83 ms.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -63,13 +71,14 @@ inline constexpr int kRows = 64 * kWgs;          // query rows of a block
 inline constexpr int kChunks = kDim / 8;         // 16-byte chunks of a row
 inline constexpr int kPanel = 64 * 128;          // bytes of one 64-value panel of 64 rows
 inline constexpr int kTileBytes = 2 * kPanel;    // a warpgroup's Q tile, or one K or V tile
+inline constexpr int kStages = 3;                // K/V tile buffers: one filling, one read, one under the last P V
 inline constexpr float kLog2e = 1.4426950408889634f;
 
-// Shared memory: Q [hi, lo][kWgs] tiles, then [2 stages][K, V] tiles, all
-// 1024-byte aligned (160 KB when split).
+// Shared memory: Q [hi, lo][kWgs] tiles, then [kStages][K, V] tiles, all
+// 1024-byte aligned (192 KB when split).
 template <bool kSplit>
 constexpr int smem_bytes() {
-  return (kSplit ? 2 : 1) * kWgs * kTileBytes + 2 * 2 * kTileBytes;
+  return (kSplit ? 2 : 1) * kWgs * kTileBytes + kStages * 2 * kTileBytes;
 }
 
 template <bool kSplit>
@@ -95,7 +104,7 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
 
   // Starts the copies of tile it's K and V rows (keys past n_keys zero-filled).
   auto issue = [&](int it) {
-    uint8_t* dst = kv_s + (it & 1) * 2 * kTileBytes;
+    uint8_t* dst = kv_s + (it % kStages) * 2 * kTileBytes;
     const int j0 = it * kKeys;
     for (int i = tid; i < 2 * kKeys * kChunks; i += kThreads) {
       const int plane = i / (kKeys * kChunks), j = (i / kChunks) % kKeys, c = i % kChunks;
@@ -156,30 +165,35 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
   for (int it = 0; it < n_tiles; ++it) {
     gemm_detail::cp_async_wait<0>();
     wgmma::fence_proxy_async();
-    // Tile it (and, the first time, Q) visible to all; every warpgroup is
-    // done with tile it - 1, so its buffers may be refilled.
+    // Tile it (and, the first time, Q) visible to all. Every warpgroup has
+    // waited for its S of tile it - 1, and so for its P V of tile it - 2,
+    // the last reader of the buffer that tile it + 1 now fills.
     __syncthreads();
     if (it + 1 < n_tiles) issue(it + 1);
     const int j0 = it * kKeys;
-    if (j0 >= wg_end) continue;  // warpgroup-uniform
-    const uint32_t k_base = mma::smem_u32(kv_s + (it & 1) * 2 * kTileBytes), v_base = k_base + kTileBytes;
+    if (j0 >= wg_end) {  // warpgroup-uniform; so are all later tiles
+      wgmma::wait<0>();
+      continue;
+    }
+    const uint32_t k_base = mma::smem_u32(kv_s + (it % kStages) * 2 * kTileBytes), v_base = k_base + kTileBytes;
 
-    // S = Q K^T, 16 dims an instruction (Q hi, then Q lo when split).
+    // S = Q K^T, 16 dims an instruction (Q hi, then Q lo when split); the
+    // first instruction overwrites S.
     float s[kKeys / 2];
-#pragma unroll
-    for (int i = 0; i < kKeys / 2; ++i) s[i] = 0.0f;
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < kDim / 16; ++kk) {
       const int off = wgmma::kmajor_start(kk, 64);
       const uint64_t b = wgmma::smem_desc(k_base + off, wgmma::kAtomBytes);
-      wgmma::mma_m64n64k16_ss(s, wgmma::smem_desc(q_hi + off, wgmma::kAtomBytes), b);
+      wgmma::mma_m64n64k16_ss(s, wgmma::smem_desc(q_hi + off, wgmma::kAtomBytes), b, kk > 0);
       if constexpr (kSplit) wgmma::mma_m64n64k16_ss(s, wgmma::smem_desc(q_lo + off, wgmma::kAtomBytes), b);
     }
     wgmma::commit();
-    wgmma::wait<0>();
+    wgmma::wait<0>();  // S, and the previous tile's P V (groups complete in order)
 #pragma unroll
     for (int i = 0; i < kKeys / 2; ++i) wgmma::fence_operand(s[i]);
+#pragma unroll
+    for (int i = 0; i < kDim / 2; ++i) wgmma::fence_operand(o[i]);
 
     // Causal mask where the tile reaches past some row's end (this also
     // covers the zero-filled keys past n_keys).
@@ -235,11 +249,11 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
       const uint64_t b = wgmma::smem_desc(v_base + wgmma::mn_start(kk), wgmma::kAtomBytes, kPanel);
       wgmma::mma_m64n128k16_rs<1>(o, a[kk], b);
     }
-    wgmma::commit();
-    wgmma::wait<0>();  // this tile's V is read before the next barrier lets it be overwritten
-#pragma unroll
-    for (int i = 0; i < kDim / 2; ++i) wgmma::fence_operand(o[i]);
+    wgmma::commit();  // left running into the next tile's barrier, copies and S
   }
+  wgmma::wait<0>();
+#pragma unroll
+  for (int i = 0; i < kDim / 2; ++i) wgmma::fence_operand(o[i]);
 
   // out = O / l; a row's sum is spread over its quad (fixed butterfly order).
 #pragma unroll
@@ -253,10 +267,16 @@ static __global__ void __launch_bounds__(kThreads, 1) attention_wgmma_kernel(con
     if (gr >= rows) continue;
     const int64_t t = gr / p.group;
     const int head = hk * p.group + static_cast<int>(gr - t * p.group);
-    float* dst = p.out + (t * p.n_head + head) * kDim + c0.col;
+    const int64_t at = (t * p.n_head + head) * kDim + c0.col;
+    if (p.out_h != nullptr) {
 #pragma unroll
-    for (int dt = 0; dt < kDim / 8; ++dt) {
-      *reinterpret_cast<float2*>(dst + 8 * dt) = make_float2(o[4 * dt + 2 * h] * inv, o[4 * dt + 2 * h + 1] * inv);
+      for (int dt = 0; dt < kDim / 8; ++dt)
+        *reinterpret_cast<uint32_t*>(p.out_h + at + 8 * dt) =
+            mma::pack_half2(o[4 * dt + 2 * h] * inv, o[4 * dt + 2 * h + 1] * inv);
+    } else {
+#pragma unroll
+      for (int dt = 0; dt < kDim / 8; ++dt)
+        *reinterpret_cast<float2*>(p.out + at + 8 * dt) = make_float2(o[4 * dt + 2 * h] * inv, o[4 * dt + 2 * h + 1] * inv);
     }
   }
 #else

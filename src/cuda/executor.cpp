@@ -137,8 +137,9 @@ class CudaExecutor final : public core::Executor {
     if (T >= kDenseGemmMinRows && dense_gemm_enabled()) {
       int64_t most = 0;
       for (const DeviceLayer& l : w_.layers)
-        for (const DeviceTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo})
-          if (t->data != nullptr && gemm_acts(t->type) == GemmActs::F16) most = std::max(most, t->n_in * t->n_out);
+        for (const DeviceTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate_inp})
+          if (t->data != nullptr)
+            most = std::max(most, core::dense_f16_values(t->type, t->n_in, t->n_out, t == &l.gate_inp));
       if (most > 0) dense_ = std::make_unique<DenseGemm>(device, most);
     }
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
@@ -408,6 +409,17 @@ class CudaExecutor final : public core::Executor {
     }
   }
 
+  // router_ = xn · Wᵀ for the router's w. An F32 router over a long chunk runs on the tensor cores as F16 pairs,
+  // split into attention's Q buffer (free until the next layer's attention).
+  void router_logits(const DeviceTensor& w, const float* xn, int64_t T) {
+    if (w.type == core::GgmlType::F32 && dense_ && dense_->takes_f32(w.n_in, w.n_out, T, q_.size())) {
+      dense_->run_f32(static_cast<const float*>(w.data), w.n_in, w.n_out, xn, T, router_.as<float>(), Epilogue::Store,
+                      q_.data(), q_.size(), stream_.get());
+      return;
+    }
+    matmul(w, xn, T, router_.as<float>());
+  }
+
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
   // il indexes the stage's layers (w_.layers, kv_).
   // d_n_kv: device int pos0 + 1 that decode attention reads (T == 1), max_kv its bound.
@@ -457,11 +469,17 @@ class CudaExecutor final : public core::Executor {
       kv_write(v, d_pos, T, vview, s);
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    if (T == 1)
-      attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(),
-                       dec_ws_.data(), dec_ws_bytes_, s);
-    else
+    if (T == 1) {
+      attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(), dec_ws_.data(),
+                       dec_ws_bytes_, s);
+    } else if (core::activation_kind(l.wo.type) == core::ActivationKind::Q8A && gemm_rows(l.wo, T)) {
+      // Wo's GEMM reads F16 rows: the attention writes them.
+      attention_prompt_to_f16(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), xq_.as<uint16_t>(), s);
+      matmul_act(l.wo, xq_.data(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
+      return;
+    } else {
       attention_prompt(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
+    }
     matmul(l.wo, att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
   }
 
@@ -485,7 +503,7 @@ class CudaExecutor final : public core::Executor {
       rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
     }
     if (sharing_) share_->send_early(xn, s);
-    matmul(l.gate_inp, xn, T, router_.as<float>());
+    router_logits(l.gate_inp, xn, T);
     int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
     route_topk(router_.as<float>(), T, c_.n_expert, k, core::cpu::router_mode_of(c_.gating), ids,
                weights_.as<float>(), s);

@@ -55,15 +55,17 @@ __device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
 }
 
-// d (64 x 64, F32) += A (64 x 16 F16) times B (16 x 64 F16), both K-major in
-// shared memory at their descriptors.
-__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+// d (64 x 64, F32) = (accumulate ? d : 0) + A (64 x 16 F16) times B (16 x
+// 64 F16), both K-major in shared memory at their descriptors; without
+// accumulate, d's old values are not read (need no initial zeros).
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], uint64_t a_desc, uint64_t b_desc,
+                                                 bool accumulate = true) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " STRATA_WGMMA_ACC32_LIST
       ", %32, %33, p, 1, 1, 0, 0;\n}\n"
       : STRATA_WGMMA_ACC32(d, 0)
-      : "l"(a_desc), "l"(b_desc));
+      : "l"(a_desc), "l"(b_desc), "r"(static_cast<uint32_t>(accumulate)));
 }
 
 // d (64 x 128, F32) += A (64 x 16 F16, registers) times B (16 x 128 F16 in

@@ -10,6 +10,7 @@
 #include "catch.hpp"
 #include "core/cpu/ops.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "core/kv_cache.h"
 #include "cuda/attention.cuh"
 #include "cuda/kv.cuh"
@@ -123,6 +124,20 @@ struct AttnCase {
   int n_head, n_head_kv, dk, dv;
   int32_t pos0;
   int T;  // prompt rows (decode: n_kv = pos0 + T, one query)
+};
+
+// A case's cache: n_kv random positions written on the CPU, uploaded into
+// poisoned device planes of n_ctx positions.
+struct CaseCache {
+  FilledCache filled;
+  DevicePlane k, v;
+  CaseCache(KvType type, int n_ctx, const AttnCase& c, int32_t n_kv, test::Rng& rng)
+      : filled(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng),
+        k(type, n_ctx, c.n_head_kv, c.dk),
+        v(type, n_ctx, c.n_head_kv, c.dv) {
+    k.upload_prefix(filled.cpu.k_view(0), n_kv);
+    v.upload_prefix(filled.cpu.v_view(0), n_kv);
+  }
 };
 
 std::string describe(const AttnCase& c) {
@@ -240,19 +255,17 @@ TEST_CASE("attention_prompt and attention_prompt_f16 match cpu::attention_row, c
           test::Rng rng = test::rng_for(400 + c.dk + c.T + static_cast<int>(type));
           const int32_t n_kv = c.pos0 + c.T;
           const int n_ctx = n_kv + 13;  // unwritten, poisoned positions after the last one
-          FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
-          DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
-          dk.upload_prefix(cache.cpu.k_view(0), n_kv);
-          dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+          CaseCache cache(type, n_ctx, c, n_kv, rng);
 
           const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
           const std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk, 3.0f);
-          const std::vector<float> want = reference(q, cache.cpu, c, c.T, c.pos0 + 1, scale);
+          const std::vector<float> want = reference(q, cache.filled.cpu, c, c.T, c.pos0 + 1, scale);
 
           cuda::DeviceBuffer dq = test::to_device(q);
           cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
           auto run = [&] {
-            f.fn(dq.as<float>(), dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(), test_stream().get());
+            f.fn(dq.as<float>(), cache.k.view, cache.v.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
+                 test_stream().get());
             return test::to_host<float>(out, want.size());
           };
           const std::vector<float> got = run();
@@ -265,6 +278,38 @@ TEST_CASE("attention_prompt and attention_prompt_f16 match cpu::attention_row, c
   }
 }
 
+// Tolerance: bit-exact. The F16 rows are F32 rows rounded once: those of
+// attention_prompt_f16 where the warpgroup kernel writes them (F16 cache,
+// head dims 128: Q as one F16), else attention_prompt's, converted (INT8
+// cache; F32 path).
+TEST_CASE("attention_prompt_to_f16 gives the F32 kernels' rows rounded to F16") {
+  const AttnCase cases[] = {{32, 4, 128, 128, 0, 300}, {32, 4, 128, 128, 200, 77}, {6, 3, 40, 24, 3, 29}};
+  for (KvType type : {KvType::F16, KvType::Int8}) {
+    for (const AttnCase& c : cases) {
+      DYNAMIC_SECTION(type_name(type) << " " << describe(c)) {
+        test::Rng rng = test::rng_for(480 + c.dk + c.T + static_cast<int>(type));
+        const int32_t n_kv = c.pos0 + c.T;
+        CaseCache cache(type, n_kv, c, n_kv, rng);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
+        const std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk, 3.0f);
+        const size_t n = static_cast<size_t>(c.T) * c.n_head * c.dv;
+        cuda::DeviceBuffer dq = test::to_device(q), out = test::poisoned(n * sizeof(float));
+        cuda::DeviceBuffer out_h = test::poisoned(n * sizeof(uint16_t));
+        cudaStream_t s = test_stream().get();
+        const bool f16_q = warpgroup_path(type, c);
+        (f16_q ? cuda::attention_prompt_f16 : cuda::attention_prompt)(dq.as<float>(), cache.k.view, cache.v.view,
+                                                                       c.n_head, c.T, c.pos0, scale, out.as<float>(), s);
+        const std::vector<float> rows = test::to_host<float>(out, n);
+        std::vector<uint16_t> want(n);
+        for (size_t i = 0; i < n; ++i) want[i] = core::f32_to_fp16(rows[i]);
+        cuda::attention_prompt_to_f16(dq.as<float>(), cache.k.view, cache.v.view, c.n_head, c.T, c.pos0, scale,
+                                      out.as<float>(), out_h.as<uint16_t>(), s);
+        CHECK_REPORT(test::byte_mismatches(test::to_host<uint16_t>(out_h, n).data(), want.data(), n * 2));
+      }
+    }
+  }
+}
+
 // The F32 kernel stays the prompt's path where the tensor-core path's
 // alignment does not hold: q misaligned by one float (attention_prompt_f16,
 // whose tensor-core results would miss kAttnTol).
@@ -272,18 +317,15 @@ TEST_CASE("attention_prompt_f16 with an unaligned q takes the F32 path") {
   const AttnCase c{8, 2, 128, 128, 3, 21};
   test::Rng rng = test::rng_for(471);
   const int32_t n_kv = c.pos0 + c.T;
-  FilledCache cache(KvType::F16, n_kv, c.n_head_kv, c.dk, c.dv, n_kv, rng);
-  DevicePlane dk(KvType::F16, n_kv, c.n_head_kv, c.dk), dv(KvType::F16, n_kv, c.n_head_kv, c.dv);
-  dk.upload_prefix(cache.cpu.k_view(0), n_kv);
-  dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+  CaseCache cache(KvType::F16, n_kv, c, n_kv, rng);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
   std::vector<float> q = rng.vec(static_cast<size_t>(c.T) * c.n_head * c.dk + 1, 3.0f);
-  const std::vector<float> want = reference(std::vector<float>(q.begin() + 1, q.end()), cache.cpu, c, c.T, c.pos0 + 1,
-                                            scale);
+  const std::vector<float> want =
+      reference(std::vector<float>(q.begin() + 1, q.end()), cache.filled.cpu, c, c.T, c.pos0 + 1, scale);
   cuda::DeviceBuffer dq = test::to_device(q);
   cuda::DeviceBuffer out = test::poisoned(want.size() * sizeof(float));
-  cuda::attention_prompt_f16(dq.as<float>() + 1, dk.view, dv.view, c.n_head, c.T, c.pos0, scale, out.as<float>(),
-                             test_stream().get());
+  cuda::attention_prompt_f16(dq.as<float>() + 1, cache.k.view, cache.v.view, c.n_head, c.T, c.pos0, scale,
+                             out.as<float>(), test_stream().get());
   CHECK_REPORT(test::mismatches(test::to_host<float>(out, want.size()).data(), want.data(), want.size(), kAttnTol,
                                 where(c)));
 }
@@ -315,14 +357,11 @@ TEST_CASE("attention_decode (split-K, n_kv on the device) matches cpu::attention
         test::Rng rng = test::rng_for(500 + c.T + c.dk + static_cast<int>(type));
         const int32_t n_kv = c.T;
         const int n_ctx = n_kv + 8200;  // max_kv = n_ctx: the grid's full 128 ranges
-        FilledCache cache(type, n_ctx, c.n_head_kv, c.dk, c.dv, n_kv, rng);
-        DevicePlane dk(type, n_ctx, c.n_head_kv, c.dk), dv(type, n_ctx, c.n_head_kv, c.dv);
-        dk.upload_prefix(cache.cpu.k_view(0), n_kv);
-        dv.upload_prefix(cache.cpu.v_view(0), n_kv);
+        CaseCache cache(type, n_ctx, c, n_kv, rng);
 
         const float scale = 1.0f / std::sqrt(static_cast<float>(c.dk));
         const std::vector<float> q = rng.vec(static_cast<size_t>(c.n_head) * c.dk, 3.0f);
-        const std::vector<float> want = reference(q, cache.cpu, c, 1, n_kv, scale);
+        const std::vector<float> want = reference(q, cache.filled.cpu, c, 1, n_kv, scale);
 
         cuda::DeviceBuffer dq = test::to_device(q);
         cuda::DeviceBuffer d_n_kv = test::to_device(std::vector<int32_t>{n_kv});
@@ -330,8 +369,8 @@ TEST_CASE("attention_decode (split-K, n_kv on the device) matches cpu::attention
         cuda::DeviceBuffer ws = test::poisoned(cuda::attention_decode_workspace_bytes(c.n_head, c.dv));
         cuda::attention_decode_workspace_init(ws.data(), c.n_head, test_stream().get());
         auto run = [&](int32_t max_kv) {
-          cuda::attention_decode(dq.as<float>(), dk.view, dv.view, c.n_head, d_n_kv.as<int32_t>(), max_kv, scale,
-                                 out.as<float>(), ws.data(), ws.size(), test_stream().get());
+          cuda::attention_decode(dq.as<float>(), cache.k.view, cache.v.view, c.n_head, d_n_kv.as<int32_t>(), max_kv,
+                                 scale, out.as<float>(), ws.data(), ws.size(), test_stream().get());
           return test::to_host<float>(out, want.size());
         };
         const std::vector<float> got = run(n_kv);
