@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "core/cpu/ops.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "cuda/moe.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/quantize.cuh"
@@ -21,6 +22,13 @@ struct NormCase {
   int64_t rows, n;
   bool weights, in_place;
 };
+
+// F32 values rounded to F16 (nearest even), as bits.
+std::vector<uint16_t> f16_bits(const std::vector<float>& v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = core::f32_to_fp16(v[i]);
+  return h;
+}
 
 }  // namespace
 
@@ -70,14 +78,21 @@ TEST_CASE("rmsnorm matches cpu::rmsnorm and is deterministic") {
 
 // The fused norm + quantization must equal rmsnorm then quantize_q8a bit for
 // bit, with either reduction order (warp per row up to 1024 values, block per
-// row above).
-TEST_CASE("rmsnorm_q8a equals rmsnorm then quantize_q8a bit for bit") {
+// row above), on the wide block and (64 rows or more, up to 4096 values) the
+// block holding its row in registers; so must the F16 form equal rmsnorm's
+// rows rounded to F16.
+TEST_CASE("rmsnorm_q8a and rmsnorm_f16 equal rmsnorm then quantize_q8a or F16 rounding bit for bit") {
   const NormCase cases[] = {
-      {1, 2048, true, false},   // decode hidden row, block order
-      {7, 2048, true, false},   // prompt rows
-      {3, 256, true, false},    // warp order
-      {2, 1024, false, false},  // largest warp-order row, no weights
+      {1, 2048, true, false},    // decode hidden row, block order
+      {7, 2048, true, false},    // prompt rows
+      {3, 256, true, false},     // warp order
+      {2, 1024, false, false},   // largest warp-order row, no weights
       {5, 4096, true, false},
+      {70, 2048, true, false},   // many rows: values in registers
+      {64, 1056, false, false},  // the fewest rows there, a length not a multiple of 256
+      {65, 4096, true, false},   // the longest rows there
+      {66, 4128, true, false},   // longer: the wide block again
+      {80, 512, true, false},    // many short rows: warp order
   };
   for (const NormCase& c : cases) {
     DYNAMIC_SECTION("rows=" << c.rows << " n=" << c.n << (c.weights ? " w" : " no-w")) {
@@ -95,9 +110,15 @@ TEST_CASE("rmsnorm_q8a equals rmsnorm then quantize_q8a bit for bit") {
       cuda::rmsnorm(dx.as<float>(), wp, ry.as<float>(), c.rows, c.n, eps, s);
       cuda::quantize_q8a(ry.as<float>(), c.n, rq.as<core::BlockQ8A>(), c.n / 32, c.n, c.rows, s);
       cuda::rmsnorm_q8a(dx.as<float>(), wp, fy.as<float>(), fq.as<core::BlockQ8A>(), c.rows, c.n, eps, s);
-      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), test::to_host<float>(ry, x.size())));
+      const std::vector<float> want_y = test::to_host<float>(ry, x.size());
+      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), want_y));
       CHECK(test::to_host<uint8_t>(fq, blocks * sizeof(core::BlockQ8A)) ==
             test::to_host<uint8_t>(rq, blocks * sizeof(core::BlockQ8A)));
+
+      cuda::DeviceBuffer hy = test::poisoned(x.size() * sizeof(float)), hh = test::poisoned(x.size() * 2);
+      cuda::rmsnorm_f16(dx.as<float>(), wp, hy.as<float>(), hh.as<uint16_t>(), c.rows, c.n, eps, s);
+      CHECK(test::bit_equal(test::to_host<float>(hy, x.size()), want_y));
+      CHECK(test::to_host<uint16_t>(hh, x.size()) == f16_bits(want_y));
     }
   }
   float* none = nullptr;
@@ -107,11 +128,14 @@ TEST_CASE("rmsnorm_q8a equals rmsnorm then quantize_q8a bit for bit") {
   CHECK_THROWS_AS(cuda::rmsnorm_q8a(some, none, some, no_q, 1, 64, 1e-6f, test_stream().get()), core::Error);
 }
 
-TEST_CASE("moe_combine_rmsnorm_q8a equals moe_combine then rmsnorm_q8a bit for bit") {
+// As above, on both kernels (64 rows or more: the block holding its row in
+// registers), and the F16 form.
+TEST_CASE("moe_combine_rmsnorm_q8a and _f16 equal moe_combine then rmsnorm_q8a bit for bit") {
   struct Case {
     int rows, k, n;
   };
-  for (const Case c : {Case{1, 8, 2048}, Case{5, 8, 2048}, Case{3, 2, 256}, Case{2, 1, 4096}}) {
+  for (const Case c : {Case{1, 8, 2048}, Case{5, 8, 2048}, Case{3, 2, 256}, Case{2, 1, 4096}, Case{70, 8, 2048},
+                       Case{64, 3, 1056}, Case{65, 2, 4096}}) {
     DYNAMIC_SECTION("rows=" << c.rows << " k=" << c.k << " n=" << c.n) {
       test::Rng rng = test::rng_for(170 + c.n + c.rows + c.k);
       const float eps = 1e-6f;
@@ -130,9 +154,18 @@ TEST_CASE("moe_combine_rmsnorm_q8a equals moe_combine then rmsnorm_q8a bit for b
       const std::vector<float> got_x = test::to_host<float>(fx, x.size());
       CHECK(test::bit_equal(got_x, test::to_host<float>(rx, x.size())));
       CHECK_FALSE(test::bit_equal(got_x, x));  // the combine was added
-      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), test::to_host<float>(ry, x.size())));
+      const std::vector<float> want_y = test::to_host<float>(ry, x.size());
+      CHECK(test::bit_equal(test::to_host<float>(fy, x.size()), want_y));
       CHECK(test::to_host<uint8_t>(fq, blocks * sizeof(core::BlockQ8A)) ==
             test::to_host<uint8_t>(rq, blocks * sizeof(core::BlockQ8A)));
+
+      cuda::DeviceBuffer hx = test::to_device(x), hy = test::poisoned(x.size() * sizeof(float));
+      cuda::DeviceBuffer hh = test::poisoned(x.size() * 2);
+      cuda::moe_combine_rmsnorm_f16(dys.as<float>(), dsw.as<float>(), c.k, hx.as<float>(), dw.as<float>(),
+                                    hy.as<float>(), hh.as<uint16_t>(), c.rows, c.n, eps, s);
+      CHECK(test::bit_equal(test::to_host<float>(hx, x.size()), got_x));
+      CHECK(test::bit_equal(test::to_host<float>(hy, x.size()), want_y));
+      CHECK(test::to_host<uint16_t>(hh, x.size()) == f16_bits(want_y));
     }
   }
   float* some = reinterpret_cast<float*>(alignof(float) * 64);
