@@ -52,7 +52,7 @@ struct TypeTraits {
   const char* name;    // ggml's name, e.g. "q4_K"
   int64_t block_size;  // elements per block
   size_t type_size;    // bytes per block
-  bool computable;     // dequantize_row / quantize_row / vec_dot implemented here
+  bool computable;     // has every CPU kernel: dequantize_row, quantize_row, vec_dot, vec_dot4
 };
 
 // nullptr when the id is not a known GGUF type.
@@ -95,8 +95,9 @@ static_assert(sizeof(BlockQ8A) == 40);
 void quantize_activations(const float* x, BlockQ8A* out, int64_t n);
 
 enum class ActivationKind { F32, Q8A };
-// F32/F16/BF16/F64 weights take F32 activations; block-quantized weights take
-// Q8A. Integer types throw STRATA_ERR_UNSUPPORTED.
+// The activation format a weight type's dot products take (a column of its
+// row): F32 for the float types, Q8A for the block-quantized ones. A type
+// without CPU kernels (not computable) throws STRATA_ERR_UNSUPPORTED.
 ActivationKind activation_kind(GgmlType weight);
 // Bytes of the activations for a row of n elements: 4 n for F32, 40 n / 32 for
 // Q8A (n must then be a multiple of 32).

@@ -181,22 +181,42 @@ GgmlType fit_type(GgmlType want, int64_t row_len) {
   return GgmlType::F16;
 }
 
+// The weight types this generator writes, each with llama.cpp's
+// general.file_type (llama_ftype) for it: the K-quants as their _M mixes,
+// which is what this file's output/embedding choice mirrors.
+struct SynthQuant {
+  GgmlType type;
+  uint32_t llama_ftype;
+};
+constexpr SynthQuant kSynthQuants[] = {
+    {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17}, {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},
+    {GgmlType::F16, 1},   {GgmlType::BF16, 32}, {GgmlType::F32, 0},
+};
+
+const SynthQuant& synth_quant(GgmlType t) {
+  for (const SynthQuant& q : kSynthQuants) {
+    if (q.type == t) return q;
+  }
+  fail(STRATA_ERR_INTERNAL, "synthetic model: no file type for {}", type_traits(t).name);
+}
+
 GgmlType parse_synth_quant(const std::string& name) {
-  static constexpr const char* kAllowed = "q4_k, q5_k, q6_k, q8_0, f16, bf16, f32";
+  std::string allowed;
+  for (const SynthQuant& q : kSynthQuants) {
+    if (!allowed.empty()) allowed += ", ";
+    allowed += type_traits(q.type).name;
+  }
   GgmlType t{};
   try {
     t = parse_type_name(name);
   } catch (const Error&) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: unknown quant '{}' (use one of {})", name, kAllowed);
+    fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: unknown quant '{}' (use one of {})", name, allowed);
   }
-  switch (t) {
-    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::Q8_0:
-    case GgmlType::F16: case GgmlType::BF16: case GgmlType::F32:
-      return t;
-    default:
-      fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant '{}' is not supported here (use one of {})", name,
-           kAllowed);
+  for (const SynthQuant& q : kSynthQuants) {
+    if (q.type == t) return t;
   }
+  fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant '{}' is not supported here (use one of {})", name,
+       allowed);
 }
 
 std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, int64_t n_vocab) {
@@ -369,21 +389,6 @@ Vocab synth_vocab(const std::string& which) {
   return load_hf_tokenizer(which);
 }
 
-// llama.cpp's general.file_type (llama_ftype) for a weight type: the K-quants
-// as their _M mixes, which is what this file's output/embedding choice mirrors.
-uint32_t llama_file_type(GgmlType t) {
-  switch (t) {
-    case GgmlType::F32: return 0;
-    case GgmlType::F16: return 1;
-    case GgmlType::Q8_0: return 7;
-    case GgmlType::Q4_K: return 15;
-    case GgmlType::Q5_K: return 17;
-    case GgmlType::Q6_K: return 18;
-    case GgmlType::BF16: return 32;
-    default: return 0;
-  }
-}
-
 int resolve_threads(int n) {
   if (n < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: n_threads {} is negative", n);
   if (n == 0) n = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -537,7 +542,7 @@ void SynthModel::write(const std::string& path) const {
   u32(a + "attention.value_length", shape.head_dim);
   f32(a + "attention.layer_norm_rms_epsilon", shape.rms_eps);
   f32(a + "rope.freq_base", shape.rope_base);
-  u32("general.file_type", llama_file_type(m.quant));
+  u32("general.file_type", synth_quant(m.quant).llama_ftype);
   u32("general.quantization_version", 2);
   vocab_to_gguf(m.vocab, w);
   for (const TensorPlan& t : m.plan) w.add_tensor(t.name, t.dims, uint32_t(t.type));

@@ -1,6 +1,9 @@
 // GGUF type traits, row sizes, type-name parsing and the activation kind of each weight type.
+#include <functional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "catch.hpp"
 #include "core/error.h"
@@ -105,11 +108,13 @@ TEST_CASE("activation kind per weight type") {
   CHECK(activation_kind(GgmlType::F32) == ActivationKind::F32);
   CHECK(activation_kind(GgmlType::F16) == ActivationKind::F32);
   CHECK(activation_kind(GgmlType::BF16) == ActivationKind::F32);
-  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS,
-                     GgmlType::MXFP4}) {
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     CHECK(activation_kind(t) == ActivationKind::Q8A);
   }
-  CHECK_THROWS_AS(activation_kind(GgmlType::I32), Error);
+  // A type without CPU kernels has no activation format: never a guessed one.
+  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ4_XS, GgmlType::MXFP4, GgmlType::Q4_0}) {
+    CHECK_THROWS_AS(activation_kind(t), Error);
+  }
   CHECK(activation_row_size(ActivationKind::F32, 10) == 40);
   CHECK(activation_row_size(ActivationKind::Q8A, 64) == 80);
   CHECK_THROWS_AS(activation_row_size(ActivationKind::Q8A, 48), Error);
@@ -134,4 +139,50 @@ TEST_CASE("kernels refuse types they do not implement and partial blocks") {
   }
   CHECK_THROWS_AS(quantize_activations(f, nullptr, 31), Error);
   CHECK_THROWS_AS(matvec(GgmlType::Q8_0, buf, -1, 32, buf, f), Error);
+}
+
+// Every (GGUF type, CPU kernel) pair: a computable type runs each kernel (a
+// zero row dequantizes to zeros and dots to 0); any other type is refused
+// with UNSUPPORTED naming the type and the kernel.
+TEST_CASE("every GGUF type and CPU kernel: implemented or refused with both names") {
+  for (const auto& e : kAll) {
+    const auto type = static_cast<GgmlType>(e.id);
+    INFO(e.name);
+    const int64_t n = 256;  // a whole number of blocks of every type, and of Q8A blocks
+    std::vector<unsigned char> row(e.bytes * static_cast<size_t>(n / e.block), 0);
+    std::vector<float> f(static_cast<size_t>(n), 0.0f);
+    std::vector<BlockQ8A> act(static_cast<size_t>(n / 32));
+    quantize_activations(f.data(), act.data(), n);
+    const void* rows[4] = {row.data(), row.data(), row.data(), row.data()};
+    float out[4] = {1, 1, 1, 1};
+    const bool float_act = e.computable && activation_kind(type) == ActivationKind::F32;
+    const void* a = float_act ? static_cast<const void*>(f.data()) : act.data();
+    // Each returns what must be 0 on the zero row.
+    const std::pair<const char*, std::function<float()>> kernels[] = {
+        {"dequantize_row", [&] { return dequantize_row(type, row.data(), f.data(), n), f[0] + f[n - 1]; }},
+        {"quantize_row", [&] {  // zeros round-trip
+           quantize_row(type, f.data(), row.data(), n);
+           return dequantize_row(type, row.data(), f.data(), n), f[0] + f[n - 1];
+         }},
+        {"activation_kind", [&] { return (void)activation_kind(type), 0.0f; }},
+        {"vec_dot", [&] { return vec_dot(type, row.data(), a, n); }},
+        {"vec_dot4", [&] { return vec_dot4(type, rows, a, n, out), out[0] + out[1] + out[2] + out[3]; }},
+    };
+    for (const auto& [what, call] : kernels) {
+      INFO(what);
+      if (e.computable) {
+        CHECK(call() == 0.0f);
+        continue;
+      }
+      try {
+        (void)call();
+        FAIL("no refusal");
+      } catch (const Error& err) {
+        CHECK(err.status() == STRATA_ERR_UNSUPPORTED);
+        const std::string msg = err.what();
+        CHECK(msg.find(e.name) != std::string::npos);
+        CHECK(msg.find(what) != std::string::npos);
+      }
+    }
+  }
 }
