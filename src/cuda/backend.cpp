@@ -19,6 +19,7 @@
 #include "cuda/memory.h"
 #include "cuda/runtime.h"
 #include "cuda/stream.h"
+#include "cuda/type_paths.h"
 
 namespace strata::cuda {
 namespace {
@@ -85,6 +86,7 @@ class CudaBackend final : public core::Backend {
               const core::ExpertOptions& options, const core::ProgressFn& progress)
       : model_(model), device_(device), plan_(plan) {
     const core::ModelWeights& w = model.weights();
+    require_stage_kernels(w, plan, options.peer.has_value());
     if (model.config().n_expert > 0) {
       core::StageExperts experts = core::place_for_default_chunk(model, plan, budget, options);
       chunk_ = experts.chunk;

@@ -56,7 +56,7 @@ DenseGemm::~DenseGemm() {
 }
 
 bool DenseGemm::takes(core::GgmlType type, int64_t n_in, int64_t n_out, int64_t T) const {
-  return gemm_detail::quantized_type(type) && T >= kDenseGemmMinRows && T < (1LL << 31) && n_in % 256 == 0 &&
+  return has_kernel(KernelPath::F16Decode, type) && T >= kDenseGemmMinRows && T < (1LL << 31) && n_in % 256 == 0 &&
          n_in < (1LL << 31) && n_out < (1LL << 31) && n_in * n_out <= max_weights_;
 }
 

@@ -1,12 +1,12 @@
 // Token embedding lookup on the device: rows of a GGUF-typed table dequantized to F32.
 #include <cmath>
-#include <string>
 
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/dequant.cuh"
 #include "cuda/embed.cuh"
 #include "cuda/launch.h"
+#include "cuda/type_paths.h"
 
 namespace strata::cuda {
 namespace {
@@ -41,31 +41,16 @@ void launch(const void* table, int64_t n_rows, size_t row_bytes, int64_t n_cols,
 void get_rows(core::GgmlType type, const void* table, int64_t n_rows, int64_t n_cols, const int32_t* ids, int64_t T,
               float* out, cudaStream_t stream) {
   require_stream(stream, "get_rows");
-  using core::GgmlType;
-  const bool known = type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 ||
-                     type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
-                     type == GgmlType::Q6_K;
-  if (!known) {
-    const core::TypeTraits* tr = core::find_type_traits(static_cast<uint32_t>(type));
-    const std::string what = std::string("a table of type f32, f16, bf16, q8_0, q4_K, q5_K or q6_K, not ") +
-                             (tr ? tr->name : "an unknown type");
-    fail_need(STRATA_ERR_UNSUPPORTED, "get_rows", what.c_str(), {{"type", static_cast<int64_t>(type)}});
-  }
+  require_kernel(KernelPath::Embed, type, "get_rows");
   const int64_t block = core::type_traits(type).block_size;
   require(n_cols >= 1 && n_cols % block == 0 && n_rows >= 1 && T >= 0 && T <= INT32_MAX, "get_rows",
           "n_cols a positive multiple of the block size, n_rows >= 1, 0 <= T < 2^31",
           {{"n_cols", n_cols}, {"block", block}, {"n_rows", n_rows}, {"T", T}});
   if (T == 0) return;
   const size_t row_bytes = core::row_size(type, n_cols);
-  switch (type) {
-    case GgmlType::F32: return launch<GgmlType::F32>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    case GgmlType::F16: return launch<GgmlType::F16>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    case GgmlType::BF16: return launch<GgmlType::BF16>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    case GgmlType::Q8_0: return launch<GgmlType::Q8_0>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    case GgmlType::Q4_K: return launch<GgmlType::Q4_K>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    case GgmlType::Q5_K: return launch<GgmlType::Q5_K>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-    default: return launch<GgmlType::Q6_K>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
-  }
+  dispatch_type<KernelPath::Embed>(type, [&](auto t) {
+    launch<decltype(t)::value>(table, n_rows, row_bytes, n_cols, ids, T, out, stream);
+  });
 }
 
 }  // namespace strata::cuda

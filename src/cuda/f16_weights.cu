@@ -30,7 +30,7 @@ static __global__ void __launch_bounds__(kThreads) decode_f16_kernel(const uint8
   if (i >= n_blocks) return;
   const int64_t r = i / blocks_per_row;
   const int b = static_cast<int>(i % blocks_per_row), j = b % 8;
-  const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * bytes_per_256(T);
+  const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * bytes_per_256<T>();
   const RowHead head = row_head<T>(B);
   uint32_t entry;
   if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
@@ -109,18 +109,14 @@ void decode_f16_weights(GgmlType type, const void* w, int64_t n_in, int64_t n_ou
                         cudaStream_t stream) {
   constexpr const char* op = "decode_f16_weights";
   require_stream(stream, op);
-  require(quantized_type(type), op, "a Q8_0, Q4_K, Q5_K or Q6_K matrix", {{"type", static_cast<int64_t>(type)}});
+  require_kernel(KernelPath::F16Decode, type, op);
   require(n_in >= 256 && n_in % 256 == 0 && n_out >= 1 && n_out * (n_in / 32) / kThreads < (1LL << 31), op,
           "n_in a positive multiple of 256, n_out >= 1, fewer than 2^31 blocks of threads",
           {{"n_in", n_in}, {"n_out", n_out}});
   require(reinterpret_cast<uintptr_t>(w) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0, op,
           "w and out 16-byte aligned");
-  switch (type) {
-    case GgmlType::Q4_K: return launch_decode<GgmlType::Q4_K>(w, n_in, n_out, out, stream);
-    case GgmlType::Q5_K: return launch_decode<GgmlType::Q5_K>(w, n_in, n_out, out, stream);
-    case GgmlType::Q6_K: return launch_decode<GgmlType::Q6_K>(w, n_in, n_out, out, stream);
-    default: return launch_decode<GgmlType::Q8_0>(w, n_in, n_out, out, stream);
-  }
+  dispatch_type<KernelPath::F16Decode>(
+      type, [&](auto t) { launch_decode<decltype(t)::value>(w, n_in, n_out, out, stream); });
 }
 
 }  // namespace strata::cuda

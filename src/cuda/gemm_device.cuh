@@ -26,20 +26,30 @@ using core::GgmlType;
 
 // ---- types -----------------------------------------------------------------
 
-constexpr bool is_float_type(GgmlType t) {
-  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16;
-}
+// False for every T: a static_assert on it fires only when a template is
+// instantiated for a type its ladder does not cover.
+template <GgmlType T>
+inline constexpr bool kNoDeviceKernel = false;
 
 // Bytes of 256 consecutive values of a row: one K-quant super-block, eight
 // Q8_0 blocks, 256 floats or halves. Kernels step along K in these groups.
-constexpr int bytes_per_256(GgmlType t) {
-  switch (t) {
-    case GgmlType::Q4_K: return 144;
-    case GgmlType::Q5_K: return 176;
-    case GgmlType::Q6_K: return 210;
-    case GgmlType::Q8_0: return 8 * 34;
-    case GgmlType::F32: return 1024;
-    default: return 512;  // F16, BF16
+template <GgmlType T>
+constexpr int bytes_per_256() {
+  if constexpr (T == GgmlType::Q4_K) {
+    return 144;
+  } else if constexpr (T == GgmlType::Q5_K) {
+    return 176;
+  } else if constexpr (T == GgmlType::Q6_K) {
+    return 210;
+  } else if constexpr (T == GgmlType::Q8_0) {
+    return 8 * 34;
+  } else if constexpr (T == GgmlType::F32) {
+    return 1024;
+  } else if constexpr (T == GgmlType::F16 || T == GgmlType::BF16) {
+    return 512;
+  } else {
+    static_assert(kNoDeviceKernel<T>, "bytes_per_256: a type without CUDA kernels");
+    return 0;
   }
 }
 
@@ -103,7 +113,7 @@ __device__ __forceinline__ float silu(float x) { return __fdiv_rn(x, __fadd_rn(1
 
 // ---- GGUF blocks as packed int8 --------------------------------------------
 //
-// B points at a 256-value group (bytes_per_256) of a row; j (0..7) picks the
+// B points at a 256-value group (bytes_per_256<T>()) of a row; j (0..7) picks the
 // Q8A block inside it and k4 (0..7) four consecutive values of that block.
 // w4 returns them as four signed bytes, values 4*k4 .. 4*k4+3 of block j:
 // the operand of dp4a, and what the tensor-core GEMM decodes to F16.
@@ -173,7 +183,8 @@ __device__ __forceinline__ RowHead row_head(const uint8_t* B) {
   } else if constexpr (T == GgmlType::Q6_K) {
     return RowHead{ld_half(B + 208), 0.0f};
   } else {
-    return RowHead{0.0f, 0.0f};
+    static_assert(T == GgmlType::Q8_0, "row_head: not a quantized type");
+    return RowHead{0.0f, 0.0f};  // Q8_0's scales are per block (row_scale)
   }
 }
 
@@ -222,6 +233,7 @@ __device__ __forceinline__ float term(const RowScale& rs, int lo, int hi, float 
     // (d * a.d) * (sc_lo * isum_lo + sc_hi * isum_hi); |isum| < 2^24, so exact
     return __fmul_rn(__fmul_rn(rs.a, ad), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
   } else {
+    static_assert(T == GgmlType::Q8_0, "term: not a quantized type");
     // (d_w * d_a) * isum
     return __fmul_rn(__fmul_rn(rs.a, ad), i2f_small(lo + hi));
   }

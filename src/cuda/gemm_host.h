@@ -7,19 +7,11 @@
 #include <cstdint>
 
 #include "core/quant.h"
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/gemm_types.h"
+#include "cuda/type_paths.h"
 
 namespace strata::cuda::gemm_detail {
-
-// Types with int8 kernels (Q8A activations); F32, F16 and BF16 have float kernels.
-inline bool quantized_type(core::GgmlType t) {
-  return t == core::GgmlType::Q4_K || t == core::GgmlType::Q5_K || t == core::GgmlType::Q6_K ||
-         t == core::GgmlType::Q8_0;
-}
-inline bool float_type(core::GgmlType t) {
-  return t == core::GgmlType::F32 || t == core::GgmlType::F16 || t == core::GgmlType::BF16;
-}
 
 // Where the kernels find matrix g of a weight set (see WeightSet).
 struct MatrixSet {
@@ -32,12 +24,12 @@ inline MatrixSet matrix_set(const WeightSet& w) {
   return MatrixSet{static_cast<const uint8_t*>(w.base), w.stride, w.ptrs};
 }
 
-// Checks the weights of a launch: a type with kernels, 0 < n_in < 2^30 a
-// multiple of n_in_multiple, 0 < n_out < 2^30, w2 (when not null) of w's type
+// Checks the weights of a launch: a type with a kernel on `path` (refused
+// with UNSUPPORTED otherwise), 0 < n_in < 2^30 a multiple of n_in_multiple, 0 < n_out < 2^30, w2 (when not null) of w's type
 // and shape, and every matrix 16-byte aligned or given by a pointer table.
-inline void check_weights(const char* op, const WeightSet& w, const WeightSet* w2, int64_t n_in_multiple) {
-  require(quantized_type(w.type) || float_type(w.type), op,
-          "a weight type with a kernel (f32 f16 bf16 q8_0 q4_K q5_K q6_K)", {{"type", static_cast<int64_t>(w.type)}});
+inline void check_weights(const char* op, KernelPath path, const WeightSet& w, const WeightSet* w2,
+                          int64_t n_in_multiple) {
+  require_kernel(path, w.type, op);
   require(w.n_in > 0 && w.n_in % n_in_multiple == 0 && w.n_in < (1 << 30) && w.n_out > 0 && w.n_out < (1 << 30), op,
           "0 < n_in < 2^30 (a multiple of the kernel's K step) and 0 < n_out < 2^30",
           {{"n_in", w.n_in}, {"multiple", n_in_multiple}, {"n_out", w.n_out}});

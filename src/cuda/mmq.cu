@@ -10,8 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/mmq_internal.cuh"
+#include "cuda/type_paths.h"
 
 namespace strata::cuda {
 
@@ -26,25 +27,21 @@ GemmKernel gemm_kernel() {
 
 namespace {
 
+// The warpgroup kernel where it is chosen and has the type; otherwise the
+// mma.sync kernel of a quantized type or the float kernel.
 void gemm_launch(const gemm_detail::MmParams& p, GgmlType type, dim3 grid, cudaStream_t stream) {
-  if (gemm_detail::quantized_type(type) && gemm_kernel() == GemmKernel::Wgmma) {
-    switch (type) {
-      case GgmlType::Q4_K: return gemm_detail::launch_wgmma_q4_k(p, grid, stream);
-      case GgmlType::Q5_K: return gemm_detail::launch_wgmma_q5_k(p, grid, stream);
-      case GgmlType::Q6_K: return gemm_detail::launch_wgmma_q6_k(p, grid, stream);
-      default: return gemm_detail::launch_wgmma_q8_0(p, grid, stream);
+  if (gemm_kernel() == GemmKernel::Wgmma && has_kernel(KernelPath::Wgmma, type)) {
+    return dispatch_type<KernelPath::Wgmma>(
+        type, [&](auto t) { gemm_detail::launch_wgmma<decltype(t)::value>(p, grid, stream); });
+  }
+  dispatch_type<KernelPath::Mmq>(type, [&](auto t) {
+    constexpr GgmlType T = decltype(t)::value;
+    if constexpr (q8a_type(T)) {
+      gemm_detail::launch_f16<T>(p, grid, stream);
+    } else {
+      gemm_detail::launch_float<T>(p, grid, stream);
     }
-  }
-  switch (type) {
-    case GgmlType::Q4_K: return gemm_detail::launch_mmq_q4_k(p, grid, stream);
-    case GgmlType::Q5_K: return gemm_detail::launch_mmq_q5_k(p, grid, stream);
-    case GgmlType::Q6_K: return gemm_detail::launch_mmq_q6_k(p, grid, stream);
-    case GgmlType::Q8_0: return gemm_detail::launch_mmq_q8_0(p, grid, stream);
-    case GgmlType::F32: return gemm_detail::launch_mmq_f32(p, grid, stream);
-    case GgmlType::F16: return gemm_detail::launch_mmq_f16(p, grid, stream);
-    case GgmlType::BF16: return gemm_detail::launch_mmq_bf16(p, grid, stream);
-    default: break;
-  }
+  });
 }
 
 }  // namespace
@@ -53,9 +50,9 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   constexpr const char* op = "gemm";
   gemm_detail::check_stream(op, stream);
   const GgmlType type = a.w.type;
-  const bool quant = gemm_detail::quantized_type(type);
+  const bool quant = q8a_type(type);
   const bool pair = a.epi == Epilogue::SwigluPair;
-  gemm_detail::check_weights(op, a.w, pair ? &a.w2 : nullptr, quant ? 256 : 32);
+  gemm_detail::check_weights(op, KernelPath::Mmq, a.w, pair ? &a.w2 : nullptr, quant ? 256 : 32);
   const int64_t n_in = a.w.n_in, n_out = a.w.n_out;
   require(a.n_rows >= 0 && a.n_rows < (1LL << 31), op, "0 <= n_rows < 2^31", {{"n_rows", a.n_rows}});
   if (a.n_rows == 0) return;
@@ -112,7 +109,7 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
 }
 
 GemmActs gemm_acts(core::GgmlType t) {
-  return gemm_detail::quantized_type(t) ? GemmActs::F16 : GemmActs::F32;
+  return q8a_type(t) ? GemmActs::F16 : GemmActs::F32;
 }
 
 int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n) {

@@ -14,7 +14,7 @@
 // tiles give the router (128 rows) 8 blocks per 64 positions, enough to fill
 // the device from a few hundred tokens on.
 #include "cuda/common.cuh"
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/launch.h"
 #include "cuda/mmq_internal.cuh"
@@ -139,17 +139,15 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
   store_tile<256, kFmmRows>(p, bt, Cs, kLdC, yrow);
 }
 
+}  // namespace
+
 template <GgmlType T>
 void launch_float(const MmParams& p, dim3 grid, cudaStream_t stream) {
   cuda::launch("mmq_float_kernel", mmq_float_kernel<T>, grid, 256, 0, stream, p);
 }
 
-}  // namespace
-
-void launch_mmq_f32(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_float<GgmlType::F32>(p, grid, stream); }
-void launch_mmq_f16(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_float<GgmlType::F16>(p, grid, stream); }
-void launch_mmq_bf16(const MmParams& p, dim3 grid, cudaStream_t stream) {
-  launch_float<GgmlType::BF16>(p, grid, stream);
-}
+template void launch_float<GgmlType::F32>(const MmParams& p, dim3 grid, cudaStream_t stream);
+template void launch_float<GgmlType::F16>(const MmParams& p, dim3 grid, cudaStream_t stream);
+template void launch_float<GgmlType::BF16>(const MmParams& p, dim3 grid, cudaStream_t stream);
 
 }  // namespace strata::cuda::gemm_detail

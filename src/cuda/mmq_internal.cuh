@@ -57,19 +57,16 @@ constexpr int64_t position_blocks(int cols, bool grouped, int64_t n_rows, int64_
   return grouped ? max_tiles * (kGemmTileRows / cols) : (n_rows + cols - 1) / cols;
 }
 
-// Launchers of the kernel for each weight type over grid (feature tiles,
-// position tiles); defined in the instance files mmq_<type>.cu and mmq_float.cu.
-void launch_mmq_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_q5_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream);
-// The warpgroup kernel of the quantized types (src/cuda/sm90a, sm_90a only).
-void launch_wgmma_q4_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_wgmma_q5_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_wgmma_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_wgmma_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_f32(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_f16(const MmParams& p, dim3 grid, cudaStream_t stream);
-void launch_mmq_bf16(const MmParams& p, dim3 grid, cudaStream_t stream);
+// Launchers of the kernel for weight type T over grid (feature tiles,
+// position tiles), each explicitly instantiated for its path's types
+// (cuda/type_paths.h) in an instance file: launch_f16 (quantized, mma.sync)
+// in mmq_<type>.cu, launch_float in mmq_float.cu, launch_wgmma (sm_90a only)
+// in sm90a/mmq_wgmma_<type>.cu.
+template <core::GgmlType T>
+void launch_f16(const MmParams& p, dim3 grid, cudaStream_t stream);
+template <core::GgmlType T>
+void launch_float(const MmParams& p, dim3 grid, cudaStream_t stream);
+template <core::GgmlType T>
+void launch_wgmma(const MmParams& p, dim3 grid, cudaStream_t stream);
 
 }  // namespace strata::cuda::gemm_detail

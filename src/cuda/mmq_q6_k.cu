@@ -2,5 +2,5 @@
 #include "cuda/mmq_f16.cuh"
 
 namespace strata::cuda::gemm_detail {
-void launch_mmq_q6_k(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_f16<GgmlType::Q6_K>(p, grid, stream); }
+template void launch_f16<GgmlType::Q6_K>(const MmParams& p, dim3 grid, cudaStream_t stream);
 }  // namespace strata::cuda::gemm_detail

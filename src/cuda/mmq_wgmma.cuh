@@ -43,7 +43,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/f16_decode.cuh"
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"

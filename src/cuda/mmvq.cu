@@ -18,7 +18,6 @@
 #include <algorithm>
 
 #include "cuda/common.cuh"
-#include "cuda/gemm_check.h"
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"
@@ -33,10 +32,10 @@ constexpr int kRows = 4;   // weight rows per work item
 
 template <GgmlType T>
 struct MvCfg {
-  static constexpr bool kFloat = is_float_type(T);
+  static constexpr bool kFloat = !q8a_type(T);
   static constexpr int kUnitVals = kFloat ? 8 : 32;
   static constexpr int kSegVals = 32 * kUnitVals;
-  static constexpr int kSegBytes = kSegVals / 256 * bytes_per_256(T);
+  static constexpr int kSegBytes = kSegVals / 256 * bytes_per_256<T>();
   // Room for the misaligned head and tail granules of stage_piece.
   static constexpr int kSlot = (kSegBytes + 30 + 15) / 16 * 16;
 };
@@ -163,7 +162,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
           if (src == nullptr) continue;
-          const uint8_t* P = smem[warp][item & 1][r] + piece_offset(src + off) + lane * 8 * (bytes_per_256(T) / 256);
+          const uint8_t* P = smem[warp][item & 1][r] + piece_offset(src + off) + lane * 8 * (bytes_per_256<T>() / 256);
           float w[8];
           wf8<T>(P, w);
 #pragma unroll
@@ -181,7 +180,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
           if (src == nullptr) continue;
-          const uint8_t* B = smem[warp][item & 1][r] + piece_offset(src + off) + (lane >> 3) * bytes_per_256(T);
+          const uint8_t* B = smem[warp][item & 1][r] + piece_offset(src + off) + (lane >> 3) * bytes_per_256<T>();
           const int j = lane & 7;
           int w[8];
           w8<T>(B, j, w);
@@ -260,7 +259,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
 }
 
 // Values a lane takes of a row per segment item: one Q8A block, or 8 floats.
-int unit_vals(GgmlType type) { return is_float_type(type) ? 8 : 32; }
+int unit_vals(GgmlType type) { return q8a_type(type) ? 32 : 8; }
 
 template <GgmlType T>
 void launch_type(const MvParams& p, dim3 grid, cudaStream_t stream) {
@@ -279,9 +278,9 @@ void mmvq(const MmvqArgs& a, cudaStream_t stream) {
   constexpr const char* op = "mmvq";
   check_stream(op, stream);
   const GgmlType type = a.w.type;
-  const bool quant = quantized_type(type);
+  const bool quant = q8a_type(type);
   const bool pair = a.epi == Epilogue::SwigluPair;
-  check_weights(op, a.w, pair ? &a.w2 : nullptr, 32);
+  check_weights(op, KernelPath::Mmvq, a.w, pair ? &a.w2 : nullptr, 32);
   require(a.n_tok >= 1 && a.n_tok <= 8 && a.n_batch >= 1 && a.n_batch <= 65535 && (a.n_batch == 1 || a.n_tok == 1) &&
               a.x_div >= 1,
           op, "1 <= n_tok <= 8, 1 <= n_batch <= 65535, n_tok == 1 when n_batch > 1, x_div >= 1",
@@ -324,16 +323,7 @@ void mmvq(const MmvqArgs& a, cudaStream_t stream) {
   const int64_t want = (n_rb + groups - 1) / groups;
   const int64_t cap = std::max<int64_t>(1, 12LL * sm_count() / a.n_batch);
   const dim3 grid(static_cast<unsigned>(std::min(want, cap)), static_cast<unsigned>(a.n_batch));
-  switch (type) {
-    case GgmlType::F32: return launch_type<GgmlType::F32>(p, grid, stream);
-    case GgmlType::F16: return launch_type<GgmlType::F16>(p, grid, stream);
-    case GgmlType::BF16: return launch_type<GgmlType::BF16>(p, grid, stream);
-    case GgmlType::Q8_0: return launch_type<GgmlType::Q8_0>(p, grid, stream);
-    case GgmlType::Q4_K: return launch_type<GgmlType::Q4_K>(p, grid, stream);
-    case GgmlType::Q5_K: return launch_type<GgmlType::Q5_K>(p, grid, stream);
-    case GgmlType::Q6_K: return launch_type<GgmlType::Q6_K>(p, grid, stream);
-    default: break;
-  }
+  dispatch_type<KernelPath::Mmvq>(type, [&](auto t) { launch_type<decltype(t)::value>(p, grid, stream); });
 }
 
 void mmvq(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, const void* x, int n_tok, float* y,

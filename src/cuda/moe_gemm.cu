@@ -3,7 +3,7 @@
 #include "prefill/row_table.h"
 
 #include "cuda/common.cuh"
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"
 #include "cuda/mmq.cuh"

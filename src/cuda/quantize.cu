@@ -2,7 +2,7 @@
 #include "cuda/quantize.cuh"
 
 #include "cuda/common.cuh"
-#include "cuda/gemm_check.h"
+#include "cuda/check.h"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"
 

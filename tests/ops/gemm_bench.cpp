@@ -21,7 +21,7 @@
 #include "core/fp16.h"
 #include "core/quant.h"
 #include "cuda/dense_gemm.h"
-#include "cuda/gemm_check.h"  // TODO(merge h/cuda): "cuda/check.h"
+#include "cuda/check.h"  // TODO(merge h/cuda): "cuda/check.h"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
 #include "cuda/moe_gemm.cuh"

@@ -31,7 +31,7 @@
 #define CATCH_CONFIG_RUNNER
 #include "catch.hpp"
 #include "core/quant.h"
-#include "cuda/gemm_check.h"  // TODO(merge h/cuda): "cuda/check.h"
+#include "cuda/check.h"  // TODO(merge h/cuda): "cuda/check.h"
 #include "cuda/host_route.cuh"
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"

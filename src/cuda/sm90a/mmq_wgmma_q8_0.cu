@@ -2,5 +2,5 @@
 #include "cuda/mmq_wgmma.cuh"
 
 namespace strata::cuda::gemm_detail {
-void launch_wgmma_q8_0(const MmParams& p, dim3 grid, cudaStream_t stream) { launch_wgmma<GgmlType::Q8_0>(p, grid, stream); }
+template void launch_wgmma<GgmlType::Q8_0>(const MmParams& p, dim3 grid, cudaStream_t stream);
 }  // namespace strata::cuda::gemm_detail
