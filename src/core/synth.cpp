@@ -193,30 +193,34 @@ constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::F16, 1},   {GgmlType::BF16, 32}, {GgmlType::F32, 0},
 };
 
-const SynthQuant& synth_quant(GgmlType t) {
+// nullptr for a type this generator does not write.
+const SynthQuant* find_synth_quant(GgmlType t) {
   for (const SynthQuant& q : kSynthQuants) {
-    if (q.type == t) return q;
+    if (q.type == t) return &q;
   }
-  fail(STRATA_ERR_INTERNAL, "synthetic model: no file type for {}", type_traits(t).name);
+  return nullptr;
 }
 
 GgmlType parse_synth_quant(const std::string& name) {
-  std::string allowed;
-  for (const SynthQuant& q : kSynthQuants) {
-    if (!allowed.empty()) allowed += ", ";
-    allowed += type_traits(q.type).name;
-  }
+  const auto allowed = [] {
+    std::string names;
+    for (const SynthQuant& q : kSynthQuants) {
+      if (!names.empty()) names += ", ";
+      names += type_traits(q.type).name;
+    }
+    return names;
+  };
   GgmlType t{};
   try {
     t = parse_type_name(name);
   } catch (const Error&) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: unknown quant '{}' (use one of {})", name, allowed);
+    fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: unknown quant '{}' (use one of {})", name, allowed());
   }
-  for (const SynthQuant& q : kSynthQuants) {
-    if (q.type == t) return t;
+  if (find_synth_quant(t) == nullptr) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant '{}' is not supported here (use one of {})", name,
+         allowed());
   }
-  fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant '{}' is not supported here (use one of {})", name,
-       allowed);
+  return t;
 }
 
 std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, int64_t n_vocab) {
@@ -542,7 +546,7 @@ void SynthModel::write(const std::string& path) const {
   u32(a + "attention.value_length", shape.head_dim);
   f32(a + "attention.layer_norm_rms_epsilon", shape.rms_eps);
   f32(a + "rope.freq_base", shape.rope_base);
-  u32("general.file_type", synth_quant(m.quant).llama_ftype);
+  u32("general.file_type", find_synth_quant(m.quant)->llama_ftype);  // set by parse_synth_quant: in the table
   u32("general.quantization_version", 2);
   vocab_to_gguf(m.vocab, w);
   for (const TensorPlan& t : m.plan) w.add_tensor(t.name, t.dims, uint32_t(t.type));

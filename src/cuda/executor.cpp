@@ -34,6 +34,7 @@
 #include "cuda/row_table.cuh"
 #include "cuda/route.cuh"
 #include "cuda/stream.h"
+#include "cuda/type_paths.h"
 #include "prefill/row_table.h"
 
 namespace strata::cuda {
@@ -55,7 +56,7 @@ size_t act_bytes(int64_t rows, int64_t n) {
 // quantized weights and in 32 for float ones; other shapes take the
 // matrix-vector kernels.
 bool gemm_takes(core::GgmlType type, int64_t n_in) {
-  return n_in % (core::activation_kind(type) == core::ActivationKind::Q8A ? 256 : 32) == 0;
+  return n_in % (q8a_type(type) ? 256 : 32) == 0;
 }
 
 // Graphs of single-token steps kept per executor, one per set of route and
@@ -381,7 +382,7 @@ class CudaExecutor final : public core::Executor {
   // Q8A rows for the matrix-vector kernels, F16 rows for the GEMMs). y = w · x (epi Store) or y += w · x (epi Add).
   void matmul(const DeviceTensor& w, const float* x, int64_t T, float* y, Epilogue epi = Epilogue::Store) {
     const void* act = x;
-    if (core::activation_kind(w.type) == core::ActivationKind::Q8A) {
+    if (q8a_type(w.type)) {
       if (gemm_rows(w, T))
         f32_to_f16(x, xq_.as<uint16_t>(), T * w.n_in, stream_.get());
       else
@@ -472,7 +473,7 @@ class CudaExecutor final : public core::Executor {
     if (T == 1) {
       attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(), dec_ws_.data(),
                        dec_ws_bytes_, s);
-    } else if (core::activation_kind(l.wo.type) == core::ActivationKind::Q8A && gemm_rows(l.wo, T)) {
+    } else if (q8a_type(l.wo.type) && gemm_rows(l.wo, T)) {
       // Wo's GEMM reads F16 rows: the attention writes them.
       attention_prompt_to_f16(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), xq_.as<uint16_t>(), s);
       matmul_act(l.wo, xq_.data(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
@@ -496,7 +497,7 @@ class CudaExecutor final : public core::Executor {
     // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
     // is: the same rows).
     const void* xq = nullptr;
-    if (core::activation_kind(l.gate_exps.type) == core::ActivationKind::Q8A) {
+    if (q8a_type(l.gate_exps.type)) {
       norm_second(x_.as<float>(), l.ffn_norm, xn, !vector_path, T);
       xq = xq_.data();
     } else {
@@ -552,8 +553,7 @@ class CudaExecutor final : public core::Executor {
 
   // Whether attention() reads norm(x) in a second form (all of Q, K, V quantized).
   static bool attention_q8a(const DeviceLayer& l) {
-    const auto q8a = [](const DeviceTensor& w) { return core::activation_kind(w.type) == core::ActivationKind::Q8A; };
-    return q8a(l.wq) && q8a(l.wk) && q8a(l.wv);
+    return q8a_type(l.wq.type) && q8a_type(l.wk.type) && q8a_type(l.wv.type);
   }
 
   // The row table is a host plan (prefill/row_table): the router's choices come down (a sync), the table goes up.

@@ -25,8 +25,9 @@ inline MatrixSet matrix_set(const WeightSet& w) {
 }
 
 // Checks the weights of a launch: a type with a kernel on `path` (refused
-// with UNSUPPORTED otherwise), 0 < n_in < 2^30 a multiple of n_in_multiple, 0 < n_out < 2^30, w2 (when not null) of w's type
-// and shape, and every matrix 16-byte aligned or given by a pointer table.
+// with UNSUPPORTED otherwise), 0 < n_in < 2^30 a multiple of n_in_multiple,
+// 0 < n_out < 2^30, w2 (when not null) of w's type and shape, and every
+// matrix 16-byte aligned or given by a pointer table.
 inline void check_weights(const char* op, KernelPath path, const WeightSet& w, const WeightSet* w2,
                           int64_t n_in_multiple) {
   require_kernel(path, w.type, op);

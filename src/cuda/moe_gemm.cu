@@ -9,6 +9,7 @@
 #include "cuda/mmq.cuh"
 #include "cuda/mmvq.cuh"
 #include "cuda/quantize.cuh"
+#include "cuda/type_paths.h"
 
 namespace strata::cuda {
 namespace {
@@ -73,12 +74,10 @@ static __global__ void __launch_bounds__(kMapThreads)
   if (tid == 0) *tile_count = static_cast<int32_t>(min(static_cast<int64_t>(carry), max_tiles));
 }
 
-bool quantized(GgmlType t) { return core::activation_kind(t) == core::ActivationKind::Q8A; }
-
 // The activations a matrix of type t takes: the quantized form (Q8A rows for
 // mmvq, F16 rows for the GEMMs) or the float rows.
 const void* acts_for(GgmlType t, const float* x, const void* xq, const char* op, const char* what) {
-  const bool q = quantized(t);
+  const bool q = q8a_type(t);
   require(q ? xq != nullptr : x != nullptr, op, what, {{"quantized", q ? 1 : 0}});
   return q ? xq : static_cast<const void*>(x);
 }
@@ -180,7 +179,7 @@ void moe_experts_listed(const MoeExperts& w, const RowTableView& table, const in
   gemm_tile_map(table.offsets, table.n_expert, experts, n_listed, s.tiles, s.tile_count, max_tiles, stream);
   // A quantized down reads h as F16 only; the F32 rows are written where a float down reads them, or where gate
   // and up of two types need them for the gate.
-  const bool q_down = quantized(w.down.type);
+  const bool q_down = q8a_type(w.down.type);
   uint16_t* hh = q_down ? s.hh : nullptr;
   float* h = q_down && w.gate.type == w.up.type ? nullptr : s.h;
   moe_gate_up(w, table, x, xh, s.tiles, s.tile_count, max_tiles, h, hh, stream);
@@ -225,7 +224,7 @@ void moe_experts_decode(const MoeExperts& w, const int32_t* ids, int32_t n_token
   MmvqArgs d;
   d.w = w.down;
   d.x = acts_for(w.down.type, h, hq, op, "hq for a quantized, h for a float down");
-  if (quantized(w.down.type)) quantize_q8a(h, w.gate.n_out, hq, w.gate.n_out / 32, w.gate.n_out, entries, stream);
+  if (q8a_type(w.down.type)) quantize_q8a(h, w.gate.n_out, hq, w.gate.n_out / 32, w.gate.n_out, entries, stream);
   d.ids = ids;
   d.n_batch = entries;
   d.y = y;

@@ -10,6 +10,7 @@
 #include "cuda/host_route.cuh"
 #include "cuda/moe.cuh"
 #include "cuda/route.cuh"
+#include "cuda/type_paths.h"
 #include "prefill/pieces.h"
 #include "prefill/ring.h"
 
@@ -35,8 +36,6 @@ struct TableLayout {
     total = weights + tk;
   }
 };
-
-bool q8a(core::GgmlType t) { return core::activation_kind(t) == core::ActivationKind::Q8A; }
 
 WeightSet peer_set(const DeviceTensor& t, const uint8_t* const* ptrs) {
   WeightSet w;
@@ -222,7 +221,7 @@ void PeerShare::layer(int32_t il, const DeviceLayer& l, const prefill::RowTable&
   // Quantized gate/up read the activations as F16 (the primary's rows round the same F32 values, or are these
   // very halves when they crossed as FP16).
   const uint16_t* xh = nullptr;
-  if (q8a(l.gate_exps.type)) {
+  if (q8a_type(l.gate_exps.type)) {
     f32_to_f16(peer_.xn, peer_.xh, T * E, ps);
     xh = peer_.xh;
   }
