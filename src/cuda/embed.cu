@@ -3,9 +3,9 @@
 
 #include "cuda/check.h"
 #include "cuda/common.cuh"
-#include "cuda/dequant.cuh"
 #include "cuda/embed.cuh"
 #include "cuda/launch.h"
+#include "cuda/quant_traits.cuh"
 #include "cuda/type_paths.h"
 
 namespace strata::cuda {
@@ -26,7 +26,7 @@ static __global__ void get_rows_kernel(const unsigned char* __restrict__ table, 
     return;
   }
   const void* row = table + static_cast<size_t>(id) * row_bytes;
-  for (int64_t i = threadIdx.x; i < n_cols; i += kGetRowsThreads) dst[i] = dequant_row_value<T>(row, i);
+  for (int64_t i = threadIdx.x; i < n_cols; i += kGetRowsThreads) dst[i] = QuantTraits<T>::value(row, i);
 }
 
 template <core::GgmlType T>

@@ -4,7 +4,6 @@
 #include "cuda/check.h"
 #include "cuda/common.cuh"
 #include "cuda/f16_decode.cuh"
-#include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"
 #include "cuda/mma_ops.cuh"
@@ -30,21 +29,11 @@ static __global__ void __launch_bounds__(kThreads) decode_f16_kernel(const uint8
   if (i >= n_blocks) return;
   const int64_t r = i / blocks_per_row;
   const int b = static_cast<int>(i % blocks_per_row), j = b % 8;
-  const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * bytes_per_256<T>();
-  const RowHead head = row_head<T>(B);
-  uint32_t entry;
-  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    int sc, m;
-    unpack_scale_min_k4_dev(B + 4, j, sc, m);
-    entry = k4_entry(head, sc, m);
-  } else {
-    const RowScale rs = row_scale<T>(B, head, j);
-    entry = T == GgmlType::Q6_K ? mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)),
-                                                  __fmul_rn(head.d, static_cast<float>(rs.s1)))
-                                : mma::pack_half2(rs.a, 0.0f);
-  }
+  const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * QuantTraits<T>::kBytes256;
+  const RowHead head = QuantTraits<T>::row_head(B);
+  const uint32_t entry = QuantTraits<T>::scale_entry(B, head, j);
   int q[8];
-  w8<T>(B, j, q);
+  QuantTraits<T>::w8(B, j, q);
   uint32_t h[16];
 #pragma unroll
   for (int k4 = 0; k4 < 8; ++k4) {

@@ -12,6 +12,7 @@
 
 #include "cuda/check.h"
 #include "cuda/mmq_internal.cuh"
+#include "cuda/quant_traits.cuh"
 #include "cuda/type_paths.h"
 
 namespace strata::cuda {
@@ -78,7 +79,9 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   // blocks at half the work each, where those still fit one wave.
   const bool grouped = a.tiles != nullptr;
   const int64_t row_blocks = (n_out + nf - 1) / nf;
-  int cols = quant && gemm_kernel() == GemmKernel::Wgmma ? gemm_detail::wgmma_tile_cols(type) : gemm_detail::kTileCols;
+  int cols = gemm_detail::kTileCols;
+  if (quant && gemm_kernel() == GemmKernel::Wgmma)
+    dispatch_type<KernelPath::Wgmma>(type, [&](auto t) { cols = QuantTraits<decltype(t)::value>::kWgCols; });
   if (!grouped && cols > gemm_detail::kTileCols &&
       row_blocks * gemm_detail::position_blocks(gemm_detail::kTileCols, false, a.n_rows, 0) <= gemm_detail::sm_count())
     cols = gemm_detail::kTileCols;

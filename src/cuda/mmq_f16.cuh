@@ -54,7 +54,7 @@ struct F16Cfg {
   static constexpr int kChunks = staged_granules<T>();  // 16-byte granules per row piece
   // Row strides of 32 or 96 mod 128 bytes: a warp's loads of one word pair
   // (8t, 8t + 4) from 8 rows spread over the banks.
-  static constexpr int kWs = T == GgmlType::Q4_K ? 160 : T == GgmlType::Q8_0 ? 288 : 224;
+  static constexpr int kWs = QuantTraits<T>::kF16Stride;
   static_assert(kWs >= 16 * kChunks, "a row piece fits its stride");
   static constexpr int kXs = 512;  // one activation row: 256 halves
   static constexpr int kStage = kMmqRows * kWs + kTileCols * kXs;
@@ -75,30 +75,6 @@ __device__ __forceinline__ void decode4(uint32_t q, __half2 scale, __half2 neg_m
   q = bias_quants<T>(q);
   lo = decode_pair<T, false>(q, scale, neg_min);
   hi = decode_pair<T, true>(q, scale, neg_min);
-}
-
-// The quants of block j that lane t of a quad decodes (gemm_lane_value: 8t
-// .. 8t + 7): w[s] = w4's word of values 8t + 4s .. 8t + 4s + 3. Q4_K and
-// Q5_K read both words with one 8-byte load (8t is 8-byte aligned in their
-// 16-byte aligned groups; with the strides of F16Cfg the 16 lanes of a
-// half warp hit distinct banks); Q6_K and Q8_0 blocks are 2-byte aligned.
-template <GgmlType T>
-__device__ __forceinline__ void w4_pair(const uint8_t* B, int j, int t, uint32_t (&w)[2]) {
-  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    constexpr int kQs = T == GgmlType::Q4_K ? 16 : 48;
-    const uint2 q = *reinterpret_cast<const uint2*>(B + kQs + 32 * (j >> 1) + 8 * t);
-    const int shift = 4 * (j & 1);
-    w[0] = (q.x >> shift) & 0x0F0F0F0Fu;
-    w[1] = (q.y >> shift) & 0x0F0F0F0Fu;
-    if constexpr (T == GgmlType::Q5_K) {
-      const uint2 h = *reinterpret_cast<const uint2*>(B + 16 + 8 * t);  // fifth bits: bit j of each byte
-      w[0] |= ((h.x >> j) & 0x01010101u) << 4;
-      w[1] |= ((h.y >> j) & 0x01010101u) << 4;
-    }
-  } else {
-    w[0] = static_cast<uint32_t>(w4<T>(B, j, 2 * t));
-    w[1] = static_cast<uint32_t>(w4<T>(B, j, 2 * t + 1));
-  }
 }
 
 inline constexpr int kF16Threads = 512;
@@ -143,11 +119,11 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
   // (warp w prepares rows 32w .. 32w + 31, the rows it and warp w + 8 use).
   auto prep = [&](int kb) {
     const uint8_t* B = stage_row(smem + (kb & 1) * C::kStage, tid, kb);
-    const RowHead head = row_head<T>(B);
+    const RowHead head = QuantTraits<T>::row_head(B);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       uint32_t lo, hi;
-      scale_entry_pair<T>(B, head, j, lo, hi);
+      QuantTraits<T>::scale_entry_pair(B, head, j, lo, hi);
       tab[j * kMmqRows + tid] = lo;
       tab[(j + 4) * kMmqRows + tid] = hi;
     }
@@ -196,7 +172,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
           const uint32_t e = tab[j * kMmqRows + wm * 32 + mt * 16 + h * 8 + g];
           const __half2 scale = entry_scale<T>(e, t >= 2), neg_min = entry_neg_min(e);
           uint32_t q[2];  // values gemm_lane_value(lane, s) .. + 3 = 8t + 4s .. + 3
-          w4_pair<T>(A[mt][h], j, t, q);
+          QuantTraits<T>::w4_pair(A[mt][h], j, t, q);
 #pragma unroll
           for (int s = 0; s < 2; ++s) decode4<T>(q[s], scale, neg_min, a[s][mt][h], a[s][mt][2 + h]);
         }

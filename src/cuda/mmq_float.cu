@@ -19,6 +19,7 @@
 #include "cuda/launch.h"
 #include "cuda/mmq_internal.cuh"
 #include "cuda/mmq_tile.cuh"
+#include "cuda/quant_traits.cuh"
 
 namespace strata::cuda::gemm_detail {
 namespace {
@@ -54,7 +55,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
   // Weights: F32 as 16 rows x 8 float4 (threads < 128), 16-bit as 16 rows x
   // 4 x 8 values (threads < 64); activations 64 rows x 8 float4 (2 per thread).
   auto fetch = [&](int k0) {
-    if constexpr (T == GgmlType::F32) {
+    if constexpr (QuantTraits<T>::kBits == 32) {
       if (tid < kFmmRows * 8) {
         const int r = tid / 8, kc = tid % 8;
         const uint8_t* row = tile_row(p, bt, r);
@@ -77,7 +78,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
     }
   };
   auto stash = [&](int buf) {
-    if constexpr (T == GgmlType::F32) {
+    if constexpr (QuantTraits<T>::kBits == 32) {
       if (tid < kFmmRows * 8) {
         const int r = tid / 8, k = 4 * (tid % 8);
         Ws[buf][k][r] = st.w.x;
@@ -91,13 +92,8 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
         const uint32_t h[4] = {st.h.x, st.h.y, st.h.z, st.h.w};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          if constexpr (T == GgmlType::F16) {
-            Ws[buf][k + 2 * i][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] & 0xffffu)));
-            Ws[buf][k + 2 * i + 1][r] = __half2float(__ushort_as_half(static_cast<unsigned short>(h[i] >> 16)));
-          } else {
-            Ws[buf][k + 2 * i][r] = bf16_bits_to_float(h[i] & 0xffffu);
-            Ws[buf][k + 2 * i + 1][r] = bf16_bits_to_float(h[i] >> 16);
-          }
+          Ws[buf][k + 2 * i][r] = QuantTraits<T>::f32(h[i] & 0xffffu);
+          Ws[buf][k + 2 * i + 1][r] = QuantTraits<T>::f32(h[i] >> 16);
         }
       }
     }

@@ -44,11 +44,10 @@ struct MmParams {
 inline constexpr int kMmqRows = 256;
 inline constexpr int kFmmRows = 16;
 
-// Positions per block: 64 for the mma.sync and F32 kernels, and for the
-// warpgroup kernel where two stages of 128 positions do not fit its shared
-// memory (beside 256 weight rows, only Q4_K's 144-byte groups leave room).
+// Positions per block: 64 for the mma.sync and F32 kernels; the warpgroup
+// kernel's are its type's (QuantTraits::kWgCols: 128 where two stages of
+// 128 positions fit its shared memory beside 256 weight rows, else 64).
 inline constexpr int kTileCols = 64;
-constexpr int wgmma_tile_cols(core::GgmlType t) { return t == core::GgmlType::Q4_K ? 128 : kTileCols; }
 
 // Position blocks of a launch whose blocks take `cols` positions: dense, one
 // per `cols` rows; grouped, kGemmTileRows / cols per listed tile (part j of

@@ -5,6 +5,7 @@
 
 #include "cuda/gemm_device.cuh"
 #include "cuda/mmq_internal.cuh"
+#include "cuda/quant_traits.cuh"
 
 namespace strata::cuda::gemm_detail {
 
@@ -137,14 +138,14 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
 // whole granules around them (stage_piece).
 template <GgmlType T>
 constexpr int staged_granules() {
-  return bytes_per_256<T>() % 16 == 0 ? bytes_per_256<T>() / 16 : (bytes_per_256<T>() + 14 + 15) / 16;
+  return QuantTraits<T>::kBytes256 % 16 == 0 ? QuantTraits<T>::kBytes256 / 16 : (QuantTraits<T>::kBytes256 + 14 + 15) / 16;
 }
 
 // Starts the copies of group kb of the rows wptr[0, ROWS) (nullptr: skipped)
 // into Ws, rows `stride` bytes apart; called by all NTHREADS threads.
 template <GgmlType T, int ROWS, int NTHREADS>
 __device__ __forceinline__ void stage_weights(uint8_t* Ws, int stride, const uint8_t* const* wptr, int kb) {
-  constexpr int kSB = bytes_per_256<T>(), kG = staged_granules<T>();
+  constexpr int kSB = QuantTraits<T>::kBytes256, kG = staged_granules<T>();
   for (int i = threadIdx.x; i < ROWS * kG; i += NTHREADS) {
     const int r = i / kG, c = i - r * kG;
     const uint8_t* row = wptr[r];
@@ -162,8 +163,8 @@ template <GgmlType T>
 __device__ __forceinline__ const uint8_t* staged_row(const uint8_t* Ws, int stride, const uint8_t* row, int r,
                                                      int kb) {
   int off = 0;
-  if constexpr (bytes_per_256<T>() % 16 != 0) {
-    if (row != nullptr) off = piece_offset(row + static_cast<int64_t>(kb) * bytes_per_256<T>());
+  if constexpr (QuantTraits<T>::kBytes256 % 16 != 0) {
+    if (row != nullptr) off = piece_offset(row + static_cast<int64_t>(kb) * QuantTraits<T>::kBytes256);
   }
   return Ws + r * stride + off;
 }

@@ -6,7 +6,7 @@
 // of mma.sync:
 //   - 4 warpgroups of 128 threads; warpgroup w owns rows 64w .. 64w + 63 and
 //     all the block's positions: 128 for Q4_K, 64 for the others, whose
-//     bigger groups leave no room for two stages of 128 (wgmma_tile_cols).
+//     bigger groups leave no room for two stages of 128 (QuantTraits::kWgCols).
 //     One wgmma m64n128k16 (m64n64k16 for a tile of at most 64 positions) per
 //     16 values of K. Each weight is decoded once per block, so the decode
 //     (the kernel's ALU work, which bounded it at 64 positions: Nsight
@@ -15,7 +15,7 @@
 //     activations go to the tensor cores from shared memory without passing
 //     through registers.
 //   - Warp w decodes its 16 rows: per instruction one 2-byte load per row
-//     (wgmma_layout.h: quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
+//     (QuantTraits::quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
 //     runs, and wgmma.wait_group 1 frees i - 1's.
 //   - Each warp prepares its own rows' scale table (scale_entry_pair), so only a
@@ -60,10 +60,10 @@ inline constexpr int kWgThreads = 512;
 
 template <GgmlType T>
 struct WgCfg {
-  static constexpr int kCols = wgmma_tile_cols(T);  // positions per block: 128 for Q4_K, else 64
+  static constexpr int kCols = QuantTraits<T>::kWgCols;  // positions per block
   // Row strides of 16 x odd bytes mod 128: the 8 rows whose 8-byte windows a
   // warp reads at once (quant_pairs) lie in 8 different 16-byte bank groups.
-  static constexpr int kWs = T == GgmlType::Q4_K ? 144 : T == GgmlType::Q5_K ? 176 : T == GgmlType::Q6_K ? 240 : 272;
+  static constexpr int kWs = QuantTraits<T>::kWgStride;
   static_assert(kWs >= 16 * staged_granules<T>() && kWs % 32 == 16, "a row piece fits its stride");
   static constexpr int kXBytes = kCols * 512;  // kCols positions x 256 halves, first in the stage
   static constexpr int kStage = kXBytes + kMmqRows * kWs;
@@ -109,7 +109,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
 #pragma unroll
       for (int j = 0; j < N * wgmma::kChunks / kWgThreads; ++j) {
         const int c = wgmma::x_copy_chunk(tid + j * kWgThreads, N);
-        cp_async_16(Xs + wgmma::x_offset(T, n, c, kCols), xr + 16 * c);
+        cp_async_16(Xs + wgmma::x_offset(QuantTraits<T>::kChunkDelta, n, c, kCols), xr + 16 * c);
       }
     }
     cp_async_commit();
@@ -121,11 +121,11 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   auto prep = [&](int kb) {
     const int r = row0 + (lane & 15), j0 = 2 * (lane >> 4);
     const uint8_t* B = staged_row<T>(smem + (kb & 1) * C::kStage + C::kXBytes, C::kWs, rows.wptr[r], r, kb);
-    const RowHead head = row_head<T>(B);
+    const RowHead head = QuantTraits<T>::row_head(B);
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       uint32_t lo, hi;
-      scale_entry_pair<T>(B, head, j0 + i, lo, hi);
+      QuantTraits<T>::scale_entry_pair(B, head, j0 + i, lo, hi);
       tab[(j0 + i) * kMmqRows + r] = lo;
       tab[(j0 + i + 4) * kMmqRows + r] = hi;
     }
@@ -150,7 +150,8 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     uint32_t e[2][2];  // the scale entries of rows g, g + 8 for core matrices 0, 1
 #pragma unroll
     for (int i = 0; i < wgmma::kSteps; ++i) {
-      const int c0 = wgmma::chunk_of(T, i, 0), c1 = wgmma::chunk_of(T, i, 1);
+      constexpr int kDelta = QuantTraits<T>::kChunkDelta;
+      const int c0 = wgmma::chunk_of(kDelta, i, 0), c1 = wgmma::chunk_of(kDelta, i, 1);
       if ((i & 3) == 0) {  // the blocks change every 4 instructions (first_chunk)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -162,7 +163,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
       uint32_t(&ai)[4] = a[i & 1];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // rows g and g + 8
-        const uint32_t q = bias_quants<T>(wgmma::quant_pairs<T>(A[h], i, t));
+        const uint32_t q = bias_quants<T>(QuantTraits<T>::quant_pairs(A[h], i, t));
         ai[wgmma::a_reg(h, 0)] =
             decode_pair<T, false>(q, entry_scale<T>(e[h][0], wgmma::second_half(c0)), entry_neg_min(e[h][0]));
         ai[wgmma::a_reg(h, 1)] =

@@ -21,6 +21,7 @@
 #include "cuda/gemm_device.cuh"
 #include "cuda/gemm_host.h"
 #include "cuda/launch.h"
+#include "cuda/quant_traits.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -35,7 +36,7 @@ struct MvCfg {
   static constexpr bool kFloat = !q8a_type(T);
   static constexpr int kUnitVals = kFloat ? 8 : 32;
   static constexpr int kSegVals = 32 * kUnitVals;
-  static constexpr int kSegBytes = kSegVals / 256 * bytes_per_256<T>();
+  static constexpr int kSegBytes = kSegVals / 256 * QuantTraits<T>::kBytes256;
   // Room for the misaligned head and tail granules of stage_piece.
   static constexpr int kSlot = (kSegBytes + 30 + 15) / 16 * 16;
 };
@@ -162,9 +163,9 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
           if (src == nullptr) continue;
-          const uint8_t* P = smem[warp][item & 1][r] + piece_offset(src + off) + lane * 8 * (bytes_per_256<T>() / 256);
+          const uint8_t* P = smem[warp][item & 1][r] + piece_offset(src + off) + lane * 8 * (QuantTraits<T>::kBytes256 / 256);
           float w[8];
-          wf8<T>(P, w);
+          QuantTraits<T>::wf8(P, w);
 #pragma unroll
           for (int t = 0; t < NT; ++t) {
             if (t < p.n_tok) {
@@ -180,11 +181,11 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         for (int r = 0; r < kRows; ++r) {
           const uint8_t* src = row_ptr(rb, r);
           if (src == nullptr) continue;
-          const uint8_t* B = smem[warp][item & 1][r] + piece_offset(src + off) + (lane >> 3) * bytes_per_256<T>();
+          const uint8_t* B = smem[warp][item & 1][r] + piece_offset(src + off) + (lane >> 3) * QuantTraits<T>::kBytes256;
           const int j = lane & 7;
           int w[8];
-          w8<T>(B, j, w);
-          const RowScale rs = row_scale<T>(B, j);
+          QuantTraits<T>::w8(B, j, w);
+          const RowScale rs = QuantTraits<T>::row_scale(B, QuantTraits<T>::row_head(B), j);
 #pragma unroll
           for (int t = 0; t < NT; ++t) {
             if (t < p.n_tok) {
@@ -194,7 +195,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
                 lo = __dp4a(w[k4], aq[t][k4], lo);
                 hi = __dp4a(w[k4 + 4], aq[t][k4 + 4], hi);
               }
-              acc[r][t] = __fadd_rn(acc[r][t], term<T>(rs, lo, hi, ad[t], as[t]));
+              acc[r][t] = __fadd_rn(acc[r][t], QuantTraits<T>::term(rs, lo, hi, ad[t], as[t]));
             }
           }
         }

@@ -1,4 +1,4 @@
-// The warpgroup (wgmma) kernels' operand maps: for the quantized GEMM (mmq_wgmma.cuh) which K values each instruction multiplies, where a stage's activations sit in shared memory, the quants each lane decodes; for the prompt attention (attention_wgmma.cuh) the Q/K/V tiles read K-major and MN-major; the descriptors. Plain C++ maps a CPU test checks.
+// The warpgroup (wgmma) kernels' operand maps: for the quantized GEMM (mmq_wgmma.cuh) which K values each instruction multiplies, where a stage's activations sit in shared memory (each lane's quants: QuantTraits::quant_pairs); for the prompt attention (attention_wgmma.cuh) the Q/K/V tiles read K-major and MN-major; the descriptors. Plain C++ maps a CPU test checks.
 //
 // Source: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"
 // (register fragments of wgmma .m64nNk16, shared memory matrix layout,
@@ -24,7 +24,7 @@
 //
 // K order. Each instruction takes two 8-value chunks of the stage's 256
 // values (chunk c = values 8c .. 8c + 7), chunks first_chunk(i) and
-// first_chunk(i) + chunk_delta, as its core matrices along K. The pairs are
+// first_chunk(i) + delta (the type's kChunkDelta), as its core matrices along K. The pairs are
 // chosen so that one 2-byte load per row gives a lane both of its pairs:
 // the two chunks sit in the same GGUF bytes (low and high nibbles; Q5_K's
 // and Q6_K's high bits in one more pair of bytes), Q8_0 excepted (two
@@ -41,41 +41,38 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/quant.h"
 #include "cuda/mma_layout.h"
 
 namespace strata::cuda::wgmma {
-
-using core::GgmlType;
 
 inline constexpr int kSteps = 16;        // instructions (k16 steps) per 256-value stage
 inline constexpr int kChunks = 32;       // 8-value chunks per stage
 inline constexpr int kAtomBytes = 1024;  // 8 columns x 64 K values
 inline constexpr int kSbo = kAtomBytes;   // groups of 8 columns are adjacent in an atom column
 
-// Chunks of one instruction's second core matrix past its first: 4 (the
-// other nibble of a Q4_K/Q5_K byte, Q8_0's next block) or 8 (Q6_K's other
-// nibble lies 64 values on).
-constexpr STRATA_HD int chunk_delta(GgmlType t) { return t == GgmlType::Q6_K ? 8 : 4; }
+// The chunk order is the weight type's (QuantTraits::kChunkDelta): delta,
+// the chunks between an instruction's two core matrices, is 4 where a
+// byte's other nibble or the next block lies 32 values on (Q4_K, Q5_K,
+// Q8_0) and 8 where it lies 64 values on (Q6_K).
 
 // The first chunk of instruction i (0..15).
-//   Q4_K, Q5_K, Q8_0: i = 4 p + w: chunk 8 p + w, the second 8 p + 4 + w
+//   delta 4: i = 4 p + w: chunk 8 p + w, the second 8 p + 4 + w
 //     (blocks 2p and 2p + 1, values 8w .. 8w + 7 of each).
-//   Q6_K: i = 8 h + 4 k + w (k = 0, 1): chunk 16 h + 4 k + w, the second 8
-//     further (sub-blocks 4h + k and 4h + k + 2 of half h).
-constexpr STRATA_HD int first_chunk(GgmlType t, int i) {
-  return t == GgmlType::Q6_K ? 16 * (i >> 3) + 4 * ((i >> 2) & 1) + (i & 3) : 8 * (i >> 2) + (i & 3);
+//   delta 8: i = 8 h + 4 k + w (k = 0, 1): chunk 16 h + 4 k + w, the second
+//     8 further (Q6_K: sub-blocks 4h + k and 4h + k + 2 of half h).
+constexpr STRATA_HD int first_chunk(int delta, int i) {
+  return delta == 8 ? 16 * (i >> 3) + 4 * ((i >> 2) & 1) + (i & 3) : 8 * (i >> 2) + (i & 3);
 }
 
 // Chunk of core matrix m (0, 1) of instruction i.
-constexpr STRATA_HD int chunk_of(GgmlType t, int i, int m) { return first_chunk(t, i) + m * chunk_delta(t); }
+constexpr STRATA_HD int chunk_of(int delta, int i, int m) { return first_chunk(delta, i) + m * delta; }
 
 // The instruction and core matrix (0, 1) that chunk c belongs to: the
 // inverse of chunk_of.
-constexpr STRATA_HD int instruction_of(GgmlType t, int c) {
-  return t == GgmlType::Q6_K ? 8 * (c / 16) + 4 * ((c % 8) / 4) + c % 4 : 4 * (c / 8) + c % 4;
+constexpr STRATA_HD int instruction_of(int delta, int c) {
+  return delta == 8 ? 8 * (c / 16) + 4 * ((c % 8) / 4) + c % 4 : 4 * (c / 8) + c % 4;
 }
-constexpr STRATA_HD int core_matrix_of(GgmlType t, int c) { return t == GgmlType::Q6_K ? (c % 16) / 8 : (c % 8) / 4; }
+constexpr STRATA_HD int core_matrix_of(int delta, int c) { return delta == 8 ? (c % 16) / 8 : (c % 8) / 4; }
 
 // The 128-byte swizzle on a shared-memory byte offset from a 1024-byte
 // aligned base.
@@ -87,8 +84,8 @@ constexpr STRATA_HD int b_start(int i, int cols) { return (i / 4) * (cols / 8) *
 
 // Byte offset of chunk c of column (position) n in the tile: logical chunk
 // 2 (i % 4) + m of column n's row in atom i / 4, swizzled.
-constexpr STRATA_HD int x_offset(GgmlType t, int n, int c, int cols) {
-  const int i = instruction_of(t, c), m = core_matrix_of(t, c);
+constexpr STRATA_HD int x_offset(int delta, int n, int c, int cols) {
+  const int i = instruction_of(delta, c), m = core_matrix_of(delta, c);
   return swizzle128(b_start(i, cols) - 32 * (i % 4) + (n / 8) * kSbo + (n % 8) * 128 + 16 * (2 * (i % 4) + m));
 }
 
@@ -159,6 +156,7 @@ constexpr STRATA_HD int a_reg(int h, int m) { return h + 2 * m; }
 constexpr STRATA_HD int block_of_chunk(int c) { return c / 4; }
 constexpr STRATA_HD bool second_half(int c) { return (c & 3) >= 2; }
 
+// The two bytes at p (2-byte aligned) as the low half of a word.
 STRATA_HD inline uint32_t ld16(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
   return *reinterpret_cast<const uint16_t*>(p);
@@ -167,44 +165,6 @@ STRATA_HD inline uint32_t ld16(const uint8_t* p) {
   std::memcpy(&v, p, 2);
   return v;
 #endif
-}
-
-// Lane t's quants of instruction i in the 256-value group at B (GGUF bytes):
-// values 8c + 2t and 8c + 2t + 1 of chunk c = chunk_of(i, 0) in bytes 0 and
-// 1, those of chunk_of(i, 1) in bytes 2 and 3. Unsigned (0..15, 0..31) for
-// Q4_K and Q5_K, two's complement bytes for Q6_K (q - 32) and Q8_0.
-template <GgmlType T>
-STRATA_HD inline uint32_t quant_pairs(const uint8_t* B, int i, int t) {
-  const int w = i & 3;
-  if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-    // Values 64p + l (low nibbles) and 64p + 32 + l (high) share qs[32p + l];
-    // (v | v << 12) puts the high nibbles of bytes 0, 1 at bits 16, 24.
-    constexpr int kQs = T == GgmlType::Q4_K ? 16 : 48;
-    const int p = i >> 2, l = 8 * w + 2 * t;
-    const uint32_t v = ld16(B + kQs + 32 * p + l);
-    uint32_t u = (v | (v << 12)) & 0x0F0F0F0Fu;
-    if constexpr (T == GgmlType::Q5_K) {
-      // The fifth bit of value 32j + l is bit j of qh[l] (qh at 16): bit 2p
-      // of each byte to bit 4 of bytes 0, 1, bit 2p + 1 to bit 4 of bytes 2, 3.
-      const uint32_t h = ld16(B + 16 + l) >> (2 * p);
-      u |= ((h & 0x0101u) << 4) | ((h & 0x0202u) << 19);
-    }
-    return u;
-  } else if constexpr (T == GgmlType::Q6_K) {
-    // Half h, sub-blocks k and k + 2: low 4 bits in the low and high nibbles
-    // of ql[64h + 32k + l], high 2 bits at 2k and 2k + 4 of qh[32h + l].
-    const int h = i >> 3, k = (i >> 2) & 1, l = 8 * w + 2 * t;
-    const uint32_t v = ld16(B + 64 * h + 32 * k + l);
-    const uint32_t q = ld16(B + 128 + 32 * h + l) >> (2 * k);
-    const uint32_t u = ((v | (v << 12)) & 0x0F0F0F0Fu) | ((q & 0x0303u) << 4) | ((q & 0x3030u) << 16);
-    // q - 32 per byte: bit 7 set first, so no borrow crosses a byte.
-    return ((u | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
-  } else {
-    static_assert(T == GgmlType::Q8_0, "quant_pairs: not a quantized type");
-    // Blocks 2p and 2p + 1 (34 bytes each, quants after the 2-byte scale).
-    const int p = i >> 2, l = 8 * w + 2 * t;
-    return ld16(B + 34 * (2 * p) + 2 + l) | (ld16(B + 34 * (2 * p + 1) + 2 + l) << 16);
-  }
 }
 
 }  // namespace strata::cuda::wgmma

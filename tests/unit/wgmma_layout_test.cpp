@@ -1,77 +1,30 @@
-// The warpgroup GEMM's maps (src/cuda/wgmma_layout.h) on the CPU: every K value multiplied once per stage, A and B agreeing on it, the quants each lane decodes from real GGUF bytes, the activation copies, the descriptor.
+// The warpgroup GEMM's maps (src/cuda/wgmma_layout.h) on the CPU: every K value multiplied once per stage in either chunk order, A and B agreeing on it, the activation copies, the descriptor (each type's quant reads: quant_pairs_test.cpp).
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <set>
-#include <string>
 #include <vector>
 
 #include "catch.hpp"
-#include "core/fp16.h"
-#include "core/quant_blocks.h"
 #include "cuda/mma_layout.h"
 #include "cuda/wgmma_layout.h"
-#include "ops/gemm_ref.h"
 
 namespace wg = strata::cuda::wgmma;
 namespace mma = strata::cuda::mma;
-using strata::core::GgmlType;
 
 namespace {
 
-constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0};
-constexpr int kColCounts[] = {64, 128};  // positions per tile: wgmma_tile_cols
-
-std::string type_name(GgmlType t) {
-  switch (t) {
-    case GgmlType::Q4_K: return "q4_K";
-    case GgmlType::Q5_K: return "q5_K";
-    case GgmlType::Q6_K: return "q6_K";
-    default: return "q8_0";
-  }
-}
+// The chunk orders (QuantTraits::kChunkDelta): 4 for Q4_K, Q5_K and Q8_0, 8
+// for Q6_K.
+constexpr int kDeltas[] = {4, 8};
+constexpr int kColCounts[] = {64, 128};  // positions per tile: QuantTraits::kWgCols
 
 // The stage value (0..255) that logical k (0..15) of instruction i multiplies.
-int value_of(GgmlType t, int i, int k) { return 8 * wg::chunk_of(t, i, k / 8) + k % 8; }
-
-// One 256-value group of `type` with random quants and unit scales (d = 1,
-// every sub-block scale 1, every min 0), so its F16 weights are its quants
-// (q - 32 for Q6_K).
-std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
-  std::uniform_int_distribution<int> byte(0, 255);
-  const uint16_t one = strata::core::f32_to_fp16(1.0f);
-  auto random_bytes = [&](uint8_t* p, int n) {
-    for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(byte(rng));
-  };
-  std::vector<uint8_t> g;
-  if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
-    g.resize(type == GgmlType::Q4_K ? 144 : 176);
-    random_bytes(g.data(), static_cast<int>(g.size()));
-    std::memcpy(g.data(), &one, 2);
-    std::memset(g.data() + 2, 0, 2);  // dmin
-    // unpack_scale_min_k4: sc_j = scales[j] & 63 and m_j = scales[j + 4] & 63
-    // for j < 4; for j >= 4 the low nibbles of scales[j + 4] (sc) and its
-    // high nibbles (m), plus the top bits of scales[j - 4] / scales[j].
-    uint8_t* sc = g.data() + 4;
-    for (int j = 0; j < 4; ++j) sc[j] = 1, sc[j + 4] = 0, sc[j + 8] = 0x01;
-  } else if (type == GgmlType::Q6_K) {
-    g.resize(210);
-    random_bytes(g.data(), 192);  // ql, qh
-    for (int i = 0; i < 16; ++i) g[192 + i] = 1;
-    std::memcpy(g.data() + 208, &one, 2);
-  } else {
-    g.resize(8 * 34);
-    random_bytes(g.data(), static_cast<int>(g.size()));
-    for (int b = 0; b < 8; ++b) std::memcpy(g.data() + 34 * b, &one, 2);
-  }
-  return g;
-}
+int value_of(int delta, int i, int k) { return 8 * wg::chunk_of(delta, i, k / 8) + k % 8; }
 
 }  // namespace
 
 TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it", "[wgmma]") {
-  for (GgmlType t : kTypes) {
-    INFO(type_name(t));
+  for (int t : kDeltas) {
+    INFO("chunk delta " << t);
     std::vector<int> seen(256, 0);
     for (int i = 0; i < wg::kSteps; ++i) {
       for (int k = 0; k < 16; ++k) ++seen[static_cast<size_t>(value_of(t, i, k))];
@@ -95,7 +48,7 @@ TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it
         }
       }
       // A: register a_reg(h, m), half e of lane (g, t) is row g + 8h, the
-      // logical k whose value is lane t's pair of chunk m (quant_pairs).
+      // logical k whose value is lane t's pair of chunk m (QuantTraits::quant_pairs).
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, tq = lane % 4;
         for (int h = 0; h < 2; ++h) {
@@ -113,37 +66,6 @@ TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it
   }
 }
 
-TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[wgmma]") {
-  std::mt19937 rng(20261201);
-  for (GgmlType t : kTypes) {
-    INFO(type_name(t));
-    for (int rep = 0; rep < 8; ++rep) {
-      const std::vector<uint8_t> group = unit_scale_group(t, rng);
-      const std::vector<float> w = strata::test::gemm_weights(t, group.data(), 256);
-      for (int i = 0; i < wg::kSteps; ++i) {
-        for (int tq = 0; tq < 4; ++tq) {
-          uint32_t q = 0;
-          switch (t) {
-            case GgmlType::Q4_K: q = wg::quant_pairs<GgmlType::Q4_K>(group.data(), i, tq); break;
-            case GgmlType::Q5_K: q = wg::quant_pairs<GgmlType::Q5_K>(group.data(), i, tq); break;
-            case GgmlType::Q6_K: q = wg::quant_pairs<GgmlType::Q6_K>(group.data(), i, tq); break;
-            default: q = wg::quant_pairs<GgmlType::Q8_0>(group.data(), i, tq); break;
-          }
-          for (int m = 0; m < 2; ++m) {
-            for (int e = 0; e < 2; ++e) {
-              const uint8_t b = static_cast<uint8_t>(q >> (8 * (2 * m + e)));
-              const int got = t == GgmlType::Q4_K || t == GgmlType::Q5_K ? b : static_cast<int8_t>(b);
-              const int v = 8 * wg::chunk_of(t, i, m) + 2 * tq + e;
-              INFO("instruction " << i << " lane t " << tq << " value " << v);
-              REQUIRE(static_cast<float>(got) == w[static_cast<size_t>(v)]);
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 TEST_CASE("wgmma: a chunk's scale is its block's, Q6_K's by its 16-value half", "[wgmma]") {
   for (int c = 0; c < wg::kChunks; ++c) {
     CHECK(wg::block_of_chunk(c) == 8 * c / 32);
@@ -152,9 +74,9 @@ TEST_CASE("wgmma: a chunk's scale is its block's, Q6_K's by its 16-value half", 
 }
 
 TEST_CASE("wgmma: the activation copies fill the tile once, 8 lanes on 8 bank groups", "[wgmma]") {
-  for (GgmlType t : kTypes) {
+  for (int t : kDeltas) {
     for (int cols : kColCounts) {
-      INFO(type_name(t) << ", " << cols << " columns");
+      INFO("chunk delta " << t << ", " << cols << " columns");
       std::set<int> offsets;
       for (int k = 0; k < cols * wg::kChunks; ++k) {
         const int n = wg::x_copy_column(k, cols), c = wg::x_copy_chunk(k, cols);

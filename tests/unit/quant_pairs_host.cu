@@ -1,0 +1,23 @@
+// Host calls of the STRATA_HD members of QuantTraits, compiled by nvcc (quant_pairs_host.h).
+#include "unit/quant_pairs_host.h"
+
+#include "cuda/quant_traits.cuh"
+#include "cuda/type_paths.h"
+
+namespace strata::test {
+
+int wgmma_chunk_delta(core::GgmlType t) {
+  int delta = 0;
+  cuda::dispatch_type<cuda::KernelPath::Wgmma>(
+      t, [&](auto tag) { delta = cuda::QuantTraits<decltype(tag)::value>::kChunkDelta; });
+  return delta;
+}
+
+uint32_t wgmma_quant_pairs(core::GgmlType t, const uint8_t* B, int i, int lane) {
+  uint32_t q = 0;
+  cuda::dispatch_type<cuda::KernelPath::Wgmma>(
+      t, [&](auto tag) { q = cuda::QuantTraits<decltype(tag)::value>::quant_pairs(B, i, lane); });
+  return q;
+}
+
+}  // namespace strata::test

@@ -1,0 +1,16 @@
+// The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs and kChunkDelta, src/cuda/quant_traits.cuh) called on the host by runtime type, for quant_pairs_test.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/quant.h"
+
+namespace strata::test {
+
+// QuantTraits<t>::kChunkDelta; UNSUPPORTED for a type off the wgmma list.
+int wgmma_chunk_delta(core::GgmlType t);
+
+// QuantTraits<t>::quant_pairs(B, i, lane); UNSUPPORTED for a type off the wgmma list.
+uint32_t wgmma_quant_pairs(core::GgmlType t, const uint8_t* B, int i, int lane);
+
+}  // namespace strata::test

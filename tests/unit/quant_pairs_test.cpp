@@ -1,0 +1,90 @@
+// The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs) on the CPU: each lane's quants of each instruction from real GGUF bytes, in the type's chunk order (kChunkDelta), for every type on the wgmma list.
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "cuda/type_paths.h"
+#include "cuda/wgmma_layout.h"
+#include "ops/gemm_ref.h"
+#include "unit/quant_pairs_host.h"
+
+namespace core = strata::core;
+namespace cuda = strata::cuda;
+namespace wg = strata::cuda::wgmma;
+using core::GgmlType;
+
+namespace {
+
+template <GgmlType... Ts>
+std::vector<GgmlType> wgmma_types(cuda::TypeList<Ts...>) {
+  return {Ts...};
+}
+
+// Two's complement quants (q - 32 for Q6_K), else unsigned.
+bool signed_quants(GgmlType t) { return t == GgmlType::Q6_K || t == GgmlType::Q8_0; }
+
+// One 256-value group of `type` with random quants and unit scales (d = 1,
+// every sub-block scale 1, every min 0), so its F16 weights are its quants
+// (q - 32 for Q6_K).
+std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  const uint16_t one = strata::core::f32_to_fp16(1.0f);
+  auto random_bytes = [&](uint8_t* p, int n) {
+    for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(byte(rng));
+  };
+  std::vector<uint8_t> g;
+  if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
+    g.resize(type == GgmlType::Q4_K ? 144 : 176);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    std::memcpy(g.data(), &one, 2);
+    std::memset(g.data() + 2, 0, 2);  // dmin
+    // unpack_scale_min_k4: sc_j = scales[j] & 63 and m_j = scales[j + 4] & 63
+    // for j < 4; for j >= 4 the low nibbles of scales[j + 4] (sc) and its
+    // high nibbles (m), plus the top bits of scales[j - 4] / scales[j].
+    uint8_t* sc = g.data() + 4;
+    for (int j = 0; j < 4; ++j) sc[j] = 1, sc[j + 4] = 0, sc[j + 8] = 0x01;
+  } else if (type == GgmlType::Q6_K) {
+    g.resize(210);
+    random_bytes(g.data(), 192);  // ql, qh
+    for (int i = 0; i < 16; ++i) g[192 + i] = 1;
+    std::memcpy(g.data() + 208, &one, 2);
+  } else {
+    REQUIRE(type == GgmlType::Q8_0);  // a new wgmma type needs its group here
+    g.resize(8 * 34);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    for (int b = 0; b < 8; ++b) std::memcpy(g.data() + 34 * b, &one, 2);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[wgmma]") {
+  std::mt19937 rng(20261201);
+  for (GgmlType t : wgmma_types(cuda::type_lists::Wgmma{})) {
+    INFO(core::type_traits(t).name);
+    const int delta = strata::test::wgmma_chunk_delta(t);
+    for (int rep = 0; rep < 8; ++rep) {
+      const std::vector<uint8_t> group = unit_scale_group(t, rng);
+      const std::vector<float> w = strata::test::gemm_weights(t, group.data(), 256);
+      for (int i = 0; i < wg::kSteps; ++i) {
+        for (int tq = 0; tq < 4; ++tq) {
+          const uint32_t q = strata::test::wgmma_quant_pairs(t, group.data(), i, tq);
+          for (int m = 0; m < 2; ++m) {
+            for (int e = 0; e < 2; ++e) {
+              const uint8_t b = static_cast<uint8_t>(q >> (8 * (2 * m + e)));
+              const int got = signed_quants(t) ? static_cast<int8_t>(b) : b;
+              const int v = 8 * wg::chunk_of(delta, i, m) + 2 * tq + e;
+              INFO("instruction " << i << " lane t " << tq << " value " << v);
+              REQUIRE(static_cast<float>(got) == w[static_cast<size_t>(v)]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
