@@ -1,18 +1,14 @@
-// Diagnostics to stderr, silenced with STRATA_LOG=0.
+// Diagnostics to stderr, silenced with STRATA_LOG=0 (core/env.h).
 #include "core/log.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+
+#include "core/env.h"
 
 namespace strata::core {
 
 bool log_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("STRATA_LOG");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return enabled;
+  return env_flag(EnvVar::Log);
 }
 
 void log_line(std::string_view level, std::string_view message) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/env.h"
 #include "core/fp16.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -31,7 +32,7 @@ bool cpu_has_avx2() {
     // F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not name it.
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
-    return __builtin_cpu_supports("avx2") != 0 && f16c && std::getenv("STRATA_NO_AVX2") == nullptr;
+    return __builtin_cpu_supports("avx2") != 0 && f16c && !env_flag(EnvVar::NoAvx2);
   }();
   return have;
 }

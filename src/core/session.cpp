@@ -6,9 +6,9 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
-#include <cstdlib>
 #include <string_view>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "prefill/pieces.h"
@@ -20,14 +20,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// STRATA_PREFILL_TIMING=1 (read once): every prompt's phases on stderr.
-bool prefill_timing() {
-  static const bool on = [] {
-    const char* v = std::getenv("STRATA_PREFILL_TIMING");
-    return v != nullptr && std::string_view(v) == "1";
-  }();
-  return on;
-}
+// STRATA_PREFILL_TIMING=1: every prompt's phases on stderr.
+bool prefill_timing() { return env_flag(EnvVar::PrefillTiming); }
 
 void log_phases(const SessionStats& s) {
   const PhaseTimes& p = s.phases;
@@ -39,22 +33,11 @@ void log_phases(const SessionStats& s) {
            p.other_ms, p.bytes_streamed / 1e9, s.prompt_ms > 0 ? p.bytes_streamed / (s.prompt_ms * 1e6) : 0.0);
 }
 
-// A number from the environment, or nullopt when the variable is unset;
-// Error(INVALID_ARGUMENT) naming it when it is not a number.
-std::optional<double> env_number(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::nullopt;
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  if (*end != '\0') fail(STRATA_ERR_INVALID_ARGUMENT, "{}={}: not a number", name, v);
-  return x;
-}
-
 // The peer and helper variables of seeds 000 and 004 override the options.
 void apply_env(SessionOptions& o) {
-  if (const auto v = env_number("STRATA_PF_PEER_PIECES")) o.peer_pieces = static_cast<int32_t>(*v);
-  if (const auto v = env_number("STRATA_PREFILL_HELP")) o.helper = *v != 0;
-  if (const auto v = env_number("STRATA_PREFILL_HELP_FRAC")) o.helper_share = *v;
+  if (const auto v = env_number(EnvVar::PeerPieces)) o.peer_pieces = static_cast<int32_t>(*v);
+  if (const auto v = env_number(EnvVar::PrefillHelp)) o.helper = *v != 0;
+  if (const auto v = env_number(EnvVar::PrefillHelpFrac)) o.helper_share = *v;
 }
 
 }  // namespace

@@ -60,12 +60,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <span>
 #include <thread>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/gguf_writer.h"
 #include "core/quant.h"
@@ -454,7 +454,7 @@ std::string find_data_file(const std::string& rel) {
     std::error_code ec;
     return std::filesystem::is_regular_file(p, ec);
   };
-  if (probe(std::getenv("STRATA_DATA_DIR"))) return tried.back();
+  if (probe(env_value(EnvVar::DataDir))) return tried.back();
 #ifdef STRATA_BUILD_DATA_DIR
   if (probe(STRATA_BUILD_DATA_DIR)) return tried.back();
 #endif

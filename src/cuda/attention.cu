@@ -1,9 +1,8 @@
 // Attention on the device over a layer's KV cache: flash-style prompt attention and split-K decode attention.
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/env.h"
 #include "cuda/attention.cuh"
 #include "cuda/attention_decode.cuh"
 #include "cuda/attention_impl.cuh"
@@ -129,9 +128,7 @@ void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDevic
 }  // namespace
 
 AttentionKernel attention_kernel() {
-  static const char* const choice = std::getenv("STRATA_ATTENTION");
-  if (choice != nullptr && std::strcmp(choice, "mma") == 0) return AttentionKernel::MmaSync;
-  require(choice == nullptr || std::strcmp(choice, "wgmma") == 0, "attention", "STRATA_ATTENTION unset, mma or wgmma");
+  if (core::env_choice(core::EnvVar::Attention) == "mma") return AttentionKernel::MmaSync;
   return gemm_detail::compute_capability() == 90 ? AttentionKernel::Wgmma : AttentionKernel::MmaSync;
 }
 

@@ -1,10 +1,10 @@
 // CUDA error checking: error messages, the STRATA_SYNC_CHECK launch check, argument-check messages.
 #include "cuda/check.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace strata::cuda {
@@ -38,11 +38,7 @@ void throw_alloc_error(cudaError_t err, const char* call, size_t bytes, int devi
 }
 
 bool sync_check_enabled() noexcept {
-  static const bool enabled = [] {
-    const char* v = std::getenv("STRATA_SYNC_CHECK");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return enabled;
+  return core::env_flag(core::EnvVar::SyncCheck);
 }
 
 void launch_check(const char* kernel_name, cudaStream_t stream) {

@@ -3,9 +3,7 @@
 
 #include <cublas_v2.h>
 
-#include <cstdlib>
-#include <cstring>
-
+#include "core/env.h"
 #include "core/error.h"
 #include "cuda/check.h"
 #include "cuda/f16_weights.cuh"
@@ -33,8 +31,7 @@ void require_epilogue(Epilogue epi, const char* op) {
 }  // namespace
 
 bool dense_gemm_enabled() {
-  static const bool on = std::getenv("STRATA_GEMM") == nullptr;
-  return on;
+  return core::env_value(core::EnvVar::Gemm) == nullptr;
 }
 
 DenseGemm::DenseGemm(int device, int64_t max_weights)

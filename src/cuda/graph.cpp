@@ -1,10 +1,9 @@
 // CUDA graphs: capture of a stream's work, instantiation, replay.
 #include "cuda/graph.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
+#include "core/env.h"
 #include "cuda/check.h"
 #include "cuda/stream.h"
 
@@ -68,8 +67,7 @@ void GraphExec::reset() noexcept {
 
 bool graphs_enabled() noexcept {
   if (sync_check_enabled()) return false;
-  const char* v = std::getenv("STRATA_CUDA_GRAPH");
-  return v == nullptr || std::strcmp(v, "0") != 0;
+  return core::env_flag(core::EnvVar::CudaGraph);
 }
 
 }  // namespace strata::cuda

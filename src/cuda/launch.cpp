@@ -1,9 +1,8 @@
 // Kernel launches: the programmatic-dependent scope and its device check.
 #include "cuda/launch.h"
 
-#include <cstdlib>
-#include <cstring>
 
+#include "core/env.h"
 #include "cuda/gemm_host.h"
 
 namespace strata::cuda {
@@ -20,11 +19,7 @@ PdlScope::~PdlScope() { t_pdl = previous_; }
 bool pdl_active() noexcept { return t_pdl; }
 
 bool pdl_supported() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("STRATA_PDL");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return allowed && gemm_detail::compute_capability() >= 90;
+  return core::env_flag(core::EnvVar::Pdl) && gemm_detail::compute_capability() >= 90;
 }
 
 }  // namespace strata::cuda

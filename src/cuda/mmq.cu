@@ -7,9 +7,8 @@
 #include "cuda/mmq.cuh"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/env.h"
 #include "cuda/check.h"
 #include "cuda/mmq_internal.cuh"
 #include "cuda/quant_traits.cuh"
@@ -20,9 +19,7 @@ namespace strata::cuda {
 using core::GgmlType;
 
 GemmKernel gemm_kernel() {
-  static const char* const choice = std::getenv("STRATA_GEMM");
-  if (choice != nullptr && std::strcmp(choice, "mma") == 0) return GemmKernel::MmaSync;
-  require(choice == nullptr || std::strcmp(choice, "wgmma") == 0, "gemm", "STRATA_GEMM unset, mma or wgmma");
+  if (core::env_choice(core::EnvVar::Gemm) == "mma") return GemmKernel::MmaSync;
   return gemm_detail::compute_capability() == 90 ? GemmKernel::Wgmma : GemmKernel::MmaSync;
 }
 
