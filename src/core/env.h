@@ -57,6 +57,9 @@ struct EnvRow {
 std::span<const EnvRow> env_rows();
 const EnvRow& env_row(EnvVar v);
 
+// A caller asked at every launch keeps a Process row's answer in a static
+// of its own (the row's value cannot change).
+//
 // The value, nullptr when unset. A Process row's is the first call's answer
 // and stays valid; a Session row's is std::getenv's (valid until the
 // environment changes). Nothing is allocated after a row's first read.

@@ -128,7 +128,8 @@ void prompt(const char* op, const float* q, const KvDeviceView& k, const KvDevic
 }  // namespace
 
 AttentionKernel attention_kernel() {
-  if (core::env_choice(core::EnvVar::Attention) == "mma") return AttentionKernel::MmaSync;
+  static const bool mma = core::env_choice(core::EnvVar::Attention) == "mma";  // asked at every prompt attention
+  if (mma) return AttentionKernel::MmaSync;
   return gemm_detail::compute_capability() == 90 ? AttentionKernel::Wgmma : AttentionKernel::MmaSync;
 }
 

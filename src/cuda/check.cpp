@@ -38,7 +38,8 @@ void throw_alloc_error(cudaError_t err, const char* call, size_t bytes, int devi
 }
 
 bool sync_check_enabled() noexcept {
-  return core::env_flag(core::EnvVar::SyncCheck);
+  static const bool enabled = core::env_flag(core::EnvVar::SyncCheck);  // asked after every launch
+  return enabled;
 }
 
 void launch_check(const char* kernel_name, cudaStream_t stream) {

@@ -19,7 +19,8 @@ PdlScope::~PdlScope() { t_pdl = previous_; }
 bool pdl_active() noexcept { return t_pdl; }
 
 bool pdl_supported() {
-  return core::env_flag(core::EnvVar::Pdl) && gemm_detail::compute_capability() >= 90;
+  static const bool allowed = core::env_flag(core::EnvVar::Pdl);  // asked at every launch
+  return allowed && gemm_detail::compute_capability() >= 90;
 }
 
 }  // namespace strata::cuda

@@ -19,7 +19,8 @@ namespace strata::cuda {
 using core::GgmlType;
 
 GemmKernel gemm_kernel() {
-  if (core::env_choice(core::EnvVar::Gemm) == "mma") return GemmKernel::MmaSync;
+  static const bool mma = core::env_choice(core::EnvVar::Gemm) == "mma";  // asked at every GEMM launch
+  if (mma) return GemmKernel::MmaSync;
   return gemm_detail::compute_capability() == 90 ? GemmKernel::Wgmma : GemmKernel::MmaSync;
 }
 
