@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "prefill/pieces.h"
 
 namespace strata::core {
 
@@ -40,7 +39,7 @@ struct Routing {
 
 Routing routing(const MoeShape& m, int64_t tokens) {
   Routing r;
-  r.frac = prefill::expected_routed_fraction(tokens, m.k, m.n_expert);
+  r.frac = expected_routed_fraction(tokens, m.k, m.n_expert);
   if (r.frac > 0) r.rows = static_cast<double>(tokens) * m.k / (m.n_expert * r.frac);
   return r;
 }
@@ -135,7 +134,7 @@ RingMode choose_ring_mode_by_cost(const MoeShape& m, int64_t tokens, int64_t ctx
   const double routed = predict_chunk(m, tokens, ctx_start, RingMode::Routed, n_slots, link, c).total_s;
   if (all < routed) return RingMode::StreamAll;
   if (routed < all) return RingMode::Routed;
-  return prefill::choose_ring_mode(tokens, m.k, m.n_expert);
+  return choose_ring_mode(tokens, m.k, m.n_expert);
 }
 
 int32_t choose_ring_depth(const MoeShape& m, int64_t tokens, int64_t ctx_start, RingMode mode, int32_t min_slots,
@@ -169,7 +168,7 @@ double predict_peer_time_s(const PeerSetup& s, double share) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "peer: {} pieces, {} bytes a value", s.pieces, s.value_bytes);
   }
   const Routing r = routing(m, s.tokens);
-  const bool all = prefill::choose_ring_mode(s.tokens, m.k, m.n_expert) == RingMode::StreamAll;
+  const bool all = choose_ring_mode(s.tokens, m.k, m.n_expert) == RingMode::StreamAll;
   const double f = share;
 
   // Transfers of one layer: activations down, per-token sums back.
@@ -298,12 +297,21 @@ void CpuDecodeTracker::observe(int32_t c, double blob_bytes, double seconds) {
 
 int32_t choose_peer_pieces(double transfer_s, double sync_s, int32_t max_pieces) {
   if (max_pieces < 1) fail(STRATA_ERR_INVALID_ARGUMENT, "peer pieces: at most {}", max_pieces);
-  if (!(transfer_s > 0) || !(sync_s > 0)) return std::min(prefill::kDefaultPeerPieces, max_pieces);
+  if (!(transfer_s > 0) || !(sync_s > 0)) return std::min(kDefaultPeerPieces, max_pieces);
   auto cost = [&](double k) { return transfer_s / k + k * sync_s; };
   const double ideal = std::sqrt(transfer_s / sync_s);
   const double lo = std::clamp(std::floor(ideal), 1.0, static_cast<double>(max_pieces));
   const double hi = std::clamp(std::ceil(ideal), 1.0, static_cast<double>(max_pieces));
   return static_cast<int32_t>(cost(hi) < cost(lo) ? hi : lo);
+}
+
+int resolve_peer_pieces(int64_t setting) {
+  if (setting < 0 || setting > 1024) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "peer_pieces {}: use 0 (off), 1 (on, {} pieces) or a count up to 1024", setting,
+         kDefaultPeerPieces);
+  }
+  if (setting == 1) return kDefaultPeerPieces;
+  return static_cast<int>(setting);
 }
 
 }  // namespace strata::core

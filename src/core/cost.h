@@ -4,11 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "prefill/ring.h"
+#include "core/ring_mode.h"
 
 namespace strata::core {
-
-using prefill::RingMode;
 
 // Transfer rates of one card, in GB/s (1e9 bytes per second). Defaults: the
 // H200 machine of DESIGN.md section 6 (PCIe Gen5 x16); the engine measures
@@ -98,7 +96,7 @@ ChunkTimeline predict_chunk(const MoeShape& m, int64_t tokens, int64_t ctx_start
                             const LinkRates& link, const ComputeRates& c);
 
 // The cost model's ring mode: the faster prediction, ties to the fallback rule
-// (prefill::choose_ring_mode); overrides that rule where rates are known.
+// (choose_ring_mode); overrides that rule where rates are known.
 RingMode choose_ring_mode_by_cost(const MoeShape& m, int64_t tokens, int64_t ctx_start, int32_t n_slots,
                                   const LinkRates& link, const ComputeRates& c);
 
@@ -204,6 +202,16 @@ class CpuDecodeTracker {
   CpuDecodeRate rate_;
   int32_t since_probe_ = 0;
 };
+
+// Piece count when the option says "on" without a number (seed 004 measured 8).
+inline constexpr int kDefaultPeerPieces = 8;
+
+// The piece count an option value means (`peer_pieces`,
+// STRATA_PF_PEER_PIECES): 0 = off (one unpieced transfer; returns 0), 1 = on
+// with kDefaultPeerPieces, K >= 2 = K pieces (prefill/pieces.h splits the
+// rows). Throws Error(STRATA_ERR_INVALID_ARGUMENT) for a negative value or
+// one above 1024 (each piece costs an event on both cards).
+int resolve_peer_pieces(int64_t setting);
 
 // Pieces for the host route: K minimizing transfer_s / K + K * sync_s (the
 // exposed part of a transfer cut in K pieces plus their syncs), at least 1,

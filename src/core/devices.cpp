@@ -3,25 +3,15 @@
 
 #include <charconv>
 
+#include "core/backends.h"
 #include "core/error.h"
-#ifdef STRATA_HAVE_CUDA
-#include "cuda/runtime.h"
-#endif
 
 namespace strata::core {
 
 std::string LogicalDevice::name() const { return is_cpu() ? "cpu" : fmt::format("cuda:{}", ordinal); }
 
-int cuda_device_count() {
-#ifdef STRATA_HAVE_CUDA
-  return cuda::device_count();
-#else
-  return 0;
-#endif
-}
-
 std::vector<LogicalDevice> parse_devices(std::string_view spec) {
-  const int n_gpu = cuda_device_count();
+  const int n_gpu = device_count(LogicalDevice::Kind::Cuda);
   std::vector<LogicalDevice> out;
   if (spec.empty()) {
     if (n_gpu > 0) out.push_back({LogicalDevice::Kind::Cuda, 0});
@@ -42,12 +32,7 @@ std::vector<LogicalDevice> parse_devices(std::string_view spec) {
       if (ordinal >= n_gpu)
         fail(STRATA_ERR_DEVICE, "devices: GPU {} was asked for, but this process sees {} CUDA device{}{}", ordinal,
              n_gpu, n_gpu == 1 ? "" : "s",
-#ifdef STRATA_HAVE_CUDA
-             ""
-#else
-             " (this build has no CUDA backend)"
-#endif
-        );
+             find_backend(LogicalDevice::Kind::Cuda) ? "" : " (this build has no CUDA backend)");
       out.push_back({LogicalDevice::Kind::Cuda, ordinal});
     }
     if (comma == std::string_view::npos) break;

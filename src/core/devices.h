@@ -15,10 +15,6 @@ struct LogicalDevice {
   std::string name() const;
 };
 
-// CUDA devices this process can use: 0 in a build without CUDA or on a
-// machine without a GPU (never an error).
-int cuda_device_count();
-
 // Parses a device list. "" means GPU 0 when there is one, else the CPU.
 // Throws Error(INVALID_ARGUMENT) for a malformed list and Error(DEVICE) for a
 // GPU ordinal that does not exist, naming how many there are.

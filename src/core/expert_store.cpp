@@ -11,7 +11,6 @@
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/stage_buffers.h"
-#include "prefill/peer_share.h"
 
 namespace strata::core {
 namespace {
@@ -204,35 +203,6 @@ ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena) {
   return p;
 }
 
-prefill::RingSchedule lists_schedule(std::vector<std::vector<int32_t>> lists, int32_t n_slots, int32_t first_slot) {
-  prefill::RingInput in;
-  in.mode = prefill::RingMode::StreamAll;
-  in.n_slots = n_slots;
-  in.first_slot = first_slot;
-  in.layers = std::move(lists);
-  return prefill::plan_ring(in);
-}
-
-prefill::RingSchedule stream_all_schedule(const StageExperts& x, int32_t first_slot) {
-  std::vector<std::vector<int32_t>> lists;
-  for (const std::vector<bool>& mask : x.streamed) lists.push_back(prefill::ring_layer_all(mask));
-  return lists_schedule(std::move(lists), x.plan.ring_slots, first_slot);
-}
-
-SharedStreamAll split_stream_all(const StageExperts& x, double share) {
-  SharedStreamAll out;
-  for (const std::vector<bool>& mask : x.streamed) {
-    std::vector<int32_t> peer = prefill::peer_experts_stream_all(mask, share), own;
-    std::vector<bool> taken(mask.size(), false);
-    for (int32_t e : peer) taken[e] = true;
-    for (int32_t e : prefill::ring_layer_all(mask))
-      if (!taken[e]) own.push_back(e);
-    out.primary.push_back(std::move(own));
-    out.peer.push_back(std::move(peer));
-  }
-  return out;
-}
-
 PeerSetup peer_setup(const Model& model, const StageExperts& x, int64_t tokens, int64_t ctx_start,
                      const PeerTerms& terms, double link_GBps) {
   const ModelConfig& c = model.config();
@@ -257,15 +227,6 @@ uint64_t max_blob_bytes(const StageExperts& x) {
   uint64_t n = 0;
   for (const BlobLayout& b : x.layouts) n = std::max(n, b.bytes);
   return n;
-}
-
-prefill::RingSchedule routed_schedule(const StageExperts& x, std::vector<int32_t> experts, int32_t first_slot) {
-  prefill::RingInput in;
-  in.mode = prefill::RingMode::Routed;
-  in.n_slots = x.plan.ring_slots;
-  in.first_slot = first_slot;
-  in.layers.push_back(std::move(experts));
-  return prefill::plan_ring(in);
 }
 
 }  // namespace strata::core

@@ -16,8 +16,6 @@
 #include "core/placement.h"
 #include "core/residency.h"
 #include "core/weights.h"
-#include "prefill/ring.h"
-#include "prefill/row_table.h"
 
 namespace strata::core {
 
@@ -127,18 +125,6 @@ struct ArenaPointers {
 };
 ArenaPointers arena_pointers(const StageExperts& x, const uint8_t* arena);
 
-// The ring schedule of a chunk in StreamAll mode: every streamed expert of
-// every layer, (layer, expert) order, slots from first_slot on.
-prefill::RingSchedule stream_all_schedule(const StageExperts& experts, int32_t first_slot);
-// A stream-all chunk whose streamed experts a peer shares: per layer (of the
-// stage), the streamed experts the primary keeps and the peer's
-// (prefill::peer_experts_stream_all), each ascending.
-struct SharedStreamAll {
-  std::vector<std::vector<int32_t>> primary, peer;
-};
-SharedStreamAll split_stream_all(const StageExperts& x, double share);
-// The StreamAll ring schedule of per-layer lists through n_slots slots.
-prefill::RingSchedule lists_schedule(std::vector<std::vector<int32_t>> lists, int32_t n_slots, int32_t first_slot);
 // The largest blob of the stage's layers: what a lent slot must hold.
 uint64_t max_blob_bytes(const StageExperts& x);
 
@@ -148,10 +134,5 @@ uint64_t max_blob_bytes(const StageExperts& x);
 // rates, the host route with the terms' value size and pieces.
 PeerSetup peer_setup(const Model& model, const StageExperts& x, int64_t tokens, int64_t ctx_start,
                      const PeerTerms& terms, double link_GBps);
-
-// The ring schedule of one layer in Routed mode: `experts` in that order
-// (prefill::ring_layer_routed: its routed streamed experts, biggest group
-// first, or part of them); the schedule's layer 0 is the layer.
-prefill::RingSchedule routed_schedule(const StageExperts& x, std::vector<int32_t> experts, int32_t first_slot);
 
 }  // namespace strata::core

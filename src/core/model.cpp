@@ -1,28 +1,24 @@
 // A loaded model: the mapped GGUF file, its configuration, weights, tokenizer and stages. Immutable.
 #include "core/model.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <mutex>
 #include <thread>
 
-#include "core/cpu/forward.h"
+#include "core/backends.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/stages.h"
 #include "core/vocab_gguf.h"
-#ifdef STRATA_HAVE_CUDA
-#include "cuda/backend.h"
-#include "cuda/runtime.h"
-#endif
 
 namespace strata::core {
 namespace {
 
-uint64_t host_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX / 4;
+// The backend of a logical device. Error(DEVICE) when this build has none for its kind.
+const BackendEntry& backend_of(const LogicalDevice& d) {
+  const BackendEntry* b = find_backend(d.kind);
+  if (!b) fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no backend for it", d.name());
+  return *b;
 }
 
 // Free memory of every GPU a logical device names (0 for the others).
@@ -30,10 +26,8 @@ std::vector<uint64_t> gpu_free_bytes(const std::vector<LogicalDevice>& devices) 
   int max_ordinal = -1;
   for (const LogicalDevice& d : devices) max_ordinal = std::max(max_ordinal, d.ordinal);
   std::vector<uint64_t> free(static_cast<size_t>(max_ordinal + 1), 0);
-#ifdef STRATA_HAVE_CUDA
   for (const LogicalDevice& d : devices)
-    if (!d.is_cpu()) free[d.ordinal] = cuda::device_info(d.ordinal).free_mem;
-#endif
+    if (!d.is_cpu()) free[d.ordinal] = backend_of(d).memory_bytes(d.ordinal);
   return free;
 }
 
@@ -88,7 +82,8 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
                                         : std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 
   const std::vector<StageDevice> budgets =
-      stage_devices(m->devices_, options.vram_budget, gpu_free_bytes(m->devices_), host_memory_bytes());
+      stage_devices(m->devices_, options.vram_budget, gpu_free_bytes(m->devices_),
+                    backend_of(LogicalDevice{}).memory_bytes(-1));
   const PartitionPlan plan = plan_stages(m->config_, m->weights_, budgets, split);
   ExpertOptions experts{options.adapt_swaps > 0, options.expert_profile, std::nullopt};
   if (options.peer_device >= 0) experts.peer = check_peer_device(m->devices_, plan, options.peer_device);
@@ -106,17 +101,8 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   };
   for (const StagePlan& sp : plan.stages) {
     Stage stage{sp, m->devices_[sp.device], nullptr};
-    if (stage.device.is_cpu()) {
-      // The CPU backend reads the weights in place from the mapping; with a
-      // budget, the experts beyond it stream from a host arena.
-      stage.backend = make_cpu_backend(*m, sp, stage_threads, options.vram_budget, experts, progress);
-    } else {
-#ifdef STRATA_HAVE_CUDA
-      stage.backend = cuda::make_backend(*m, stage.device.ordinal, sp, budgets[sp.device].budget, experts, progress);
-#else
-      fail(STRATA_ERR_DEVICE, "model: {} asked for, but this build has no CUDA backend", stage.device.name());
-#endif
-    }
+    stage.backend = backend_of(stage.device).load(StageLoad{*m, sp, stage.device, budgets[sp.device].budget,
+                                                            options.vram_budget, stage_threads, experts, progress});
     done += stage_done;
     stage_done = 0;
     if (plan.n_stage() > 1)

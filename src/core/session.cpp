@@ -8,10 +8,10 @@
 #include <shared_mutex>
 #include <string_view>
 
+#include "core/cost.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "prefill/pieces.h"
 
 namespace strata::core {
 namespace {
@@ -62,7 +62,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.peer_share > 1 || options_.helper_share > 1)
     fail(STRATA_ERR_INVALID_ARGUMENT, "session: peer_share and helper_share must be <= 1 (or < 0 for automatic), got "
          "{} and {}", options_.peer_share, options_.helper_share);
-  options_.peer_pieces = prefill::resolve_peer_pieces(options_.peer_pieces);
+  options_.peer_pieces = resolve_peer_pieces(options_.peer_pieces);
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
   adapted_counts_ = expert_counts_;

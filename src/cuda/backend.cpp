@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <initializer_list>
 #include <cstring>
+#include <initializer_list>
 
+#include "core/backends.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/expert_store.h"
@@ -425,12 +426,22 @@ class CudaBackend final : public core::Backend {
   DeviceWeights weights_;
 };
 
+// The CUDA backend: uploads one stage's weights (its layers; the embedding when it is the first, the output norm
+// and head when it is the last) to the stage's device. The experts that do not fit the stage's budget (after the
+// dense weights, a KV cache and prompt buffers: core::place_stage_experts) are packed into pinned host memory and
+// stream through each session's ring (options: adaptive residency, where every expert has a host copy and
+// Backend::adapt swaps residency; a usage profile ranking the residents). Throws Error(OUT_OF_MEMORY) naming the
+// bytes needed and free when the weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
+// progress returns false.
+constexpr core::BackendEntry kCudaBackend{
+    core::LogicalDevice::Kind::Cuda, "cuda", [] { return device_count(); },
+    [](int ordinal) -> uint64_t { return device_info(ordinal).free_mem; },
+    [](const core::StageLoad& s) -> std::unique_ptr<core::Backend> {
+      return std::make_unique<CudaBackend>(s.model, s.device.ordinal, s.plan, s.budget, s.experts, s.progress);
+    }};
+
 }  // namespace
 
-std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget, const core::ExpertOptions& options,
-                                            const core::ProgressFn& progress) {
-  return std::make_unique<CudaBackend>(model, device, plan, budget, options, progress);
-}
+STRATA_REGISTER_BACKEND(cuda, kCudaBackend);
 
 }  // namespace strata::cuda

@@ -1,14 +1,11 @@
-// The CUDA backend: a model's weights resident on one device, and the factory of CUDA executors.
+// The CUDA backend's weights: one stage's tensors in device memory, and the streamed experts' placement and arena.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "core/cost.h"
-#include "core/executor.h"
 #include "core/expert_store.h"
-#include "core/model.h"
-#include "core/partition.h"
 #include "core/quant.h"
 #include "cuda/memory.h"
 
@@ -60,19 +57,5 @@ struct DeviceWeights {
   uint64_t generation = 0;  // residency changes so far (adaptive residency): executors re-read `blobs` when it moves
   int peer_device = -1;     // the model's peer_device (a CUDA ordinal): sessions stream a share of the experts there
 };
-
-// Uploads the weights of one stage (its layers; the embedding when it is the
-// first, the output norm and head when it is the last) to `device` and
-// returns the backend. The experts that do not fit `budget` (bytes, after
-// the dense weights, a KV cache and prompt buffers: core::place_stage_experts)
-// are packed into pinned host memory and stream through each session's ring
-// (options: adaptive residency, where every expert has a host copy and
-// Backend::adapt swaps residency; a usage profile ranking the residents).
-// Throws Error(OUT_OF_MEMORY) naming the bytes needed and free when the
-// weights do not fit, Error(DEVICE) on driver failures, Error(ABORTED) when
-// progress returns false.
-std::unique_ptr<core::Backend> make_backend(const core::Model& model, int device, const core::StagePlan& plan,
-                                            uint64_t budget, const core::ExpertOptions& options,
-                                            const core::ProgressFn& progress);
 
 }  // namespace strata::cuda

@@ -7,8 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/cpu/ops.h"
 #include "core/error.h"
+#include "core/expert_store.h"
+#include "core/router.h"
 #include "core/session.h"
 #include "cuda/attention.cuh"
 #include "cuda/attn_inputs.cuh"
@@ -28,14 +29,14 @@
 #include "cuda/norm.cuh"
 #include "cuda/peer.h"
 #include "cuda/quantize.cuh"
-#include "core/expert_store.h"
 #include "cuda/ring.h"
 #include "cuda/rope.cuh"
-#include "cuda/row_table.cuh"
 #include "cuda/route.cuh"
+#include "cuda/row_table.cuh"
 #include "cuda/stream.h"
 #include "cuda/type_paths.h"
 #include "prefill/row_table.h"
+#include "prefill/stage_ring.h"
 
 namespace strata::cuda {
 namespace {
@@ -304,10 +305,10 @@ class CudaExecutor final : public core::Executor {
 
     if (ring_) {
       // Long chunks stream every non-resident expert from the chunk's start; short ones what each layer routes.
-      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
-      if (mode_ == prefill::RingMode::StreamAll) {
+      mode_ = core::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
+      if (mode_ == core::RingMode::StreamAll) {
         schedule_ = start_share(T, chunk.pos0, times) ? std::move(own_lists_schedule_)
-                                               : core::stream_all_schedule(*w_.experts, next_slot_);
+                                               : prefill::stream_all_schedule(*w_.experts, next_slot_);
         next_slot_ = schedule_.next_slot;
         for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(c.layer, c);
         copy_async(d_ptrs_.data(), h_ptrs_.data(), d_ptrs_.size(), s);
@@ -506,7 +507,7 @@ class CudaExecutor final : public core::Executor {
     if (sharing_) share_->send_early(xn, s);
     router_logits(l.gate_inp, xn, T);
     int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
-    route_topk(router_.as<float>(), T, c_.n_expert, k, core::cpu::router_mode_of(c_.gating), ids,
+    route_topk(router_.as<float>(), T, c_.n_expert, k, core::router_mode_of(c_.gating), ids,
                weights_.as<float>(), s);
     timer_.mark(s, &times.routing_ms);
 
@@ -661,7 +662,7 @@ class CudaExecutor final : public core::Executor {
   // xq: norm(x) as Q8A rows (vector_path) or F16 rows (the GEMMs), null for float gate/up.
   void moe_streamed(int32_t il, int64_t T, const int32_t* ids, const float* xn, const void* xq, bool vector_path,
                     core::PhaseTimes& times) {
-    if (mode_ == prefill::RingMode::StreamAll && !sharing_ && !vector_path) {
+    if (mode_ == core::RingMode::StreamAll && !sharing_ && !vector_path) {
       moe_stream_all(il, T, ids, xn, static_cast<const uint16_t*>(xq), times);
       return;
     }
@@ -677,7 +678,7 @@ class CudaExecutor final : public core::Executor {
       DecodeHost& host;
       ~JoinOnExit() { host.join(); }
     } cpu_join{*host_};
-    if (mode_ == prefill::RingMode::StreamAll) {
+    if (mode_ == core::RingMode::StreamAll) {
       begin = schedule_.layer_begin[il];
       end = schedule_.layer_begin[il + 1];
     } else {
@@ -690,7 +691,7 @@ class CudaExecutor final : public core::Executor {
       }
       // The CPU's share starts now, beside the queueing of the GPU's work below.
       if (!on_cpu.empty()) host_->start_rows(il, table, on_cpu);
-      schedule_ = core::routed_schedule(x, std::move(routed), next_slot_);
+      schedule_ = prefill::routed_schedule(x, std::move(routed), next_slot_);
       next_slot_ = schedule_.next_slot;
       end = static_cast<int32_t>(schedule_.computes.size());
       for (const prefill::RingCompute& c : schedule_.computes) set_slot_ptrs(il, c);
@@ -774,8 +775,8 @@ class CudaExecutor final : public core::Executor {
     }
     if (!peer.ring || terms.share <= 0) return false;
     const core::StageExperts& x = *w_.experts;
-    core::SharedStreamAll split = core::split_stream_all(x, terms.share);
-    own_lists_schedule_ = core::lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_);
+    prefill::SharedStreamAll split = prefill::split_stream_all(x, terms.share);
+    own_lists_schedule_ = prefill::lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_);
     if (!share_) share_ = std::make_unique<PeerShare>(device_, c_, chunk_);
     share_->begin(peer, terms, x, w_.arena.as<uint8_t>(), std::move(split.peer), T);
     share_value_ = terms.share;
@@ -901,7 +902,7 @@ class CudaExecutor final : public core::Executor {
   // Streaming (null ring_ when every expert of the stage is resident).
   std::unique_ptr<DeviceRing> ring_;
   prefill::RingSchedule schedule_;
-  prefill::RingMode mode_ = prefill::RingMode::Routed;
+  core::RingMode mode_ = core::RingMode::Routed;
   int32_t next_slot_ = 0;
   HostBuffer h_ptrs_;
   DeviceBuffer d_ptrs_;

@@ -11,7 +11,7 @@
 namespace strata::cuda {
 namespace {
 
-using core::cpu::RouterMode;
+using core::RouterMode;
 
 constexpr int kRouterWarps = 4;  // tokens per block (one warp each) while their shared memory fits 48 KiB
 constexpr int kDefaultSmem = 48 * 1024;
@@ -236,7 +236,7 @@ void launch_peer_sums(const float* y, const float* w, const uint8_t* peer_row, i
 
 }  // namespace
 
-void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::RouterMode mode, int32_t* ids,
+void route_topk(const float* logits, int64_t T, int n_expert, int k, core::RouterMode mode, int32_t* ids,
                 float* weights, cudaStream_t stream) {
   require_stream(stream, "route_topk");
   require(T >= 0 && k >= 1 && k <= n_expert && n_expert <= kMaxExperts, "route_topk",

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/cpu/ops.h"
+#include "core/router.h"
 
 namespace strata::cuda {
 
@@ -17,7 +17,7 @@ namespace strata::cuda {
 // an ulp, so weights agree to ~1e-6 relative and ids agree unless two
 // candidates are within that of each other. T == 0 does nothing. Throws
 // Error(STRATA_ERR_INVALID_ARGUMENT) unless 1 <= k <= n_expert <= 2048, T >= 0.
-void route_topk(const float* logits, int64_t T, int n_expert, int k, core::cpu::RouterMode mode, int32_t* ids,
+void route_topk(const float* logits, int64_t T, int n_expert, int k, core::RouterMode mode, int32_t* ids,
                 float* weights, cudaStream_t stream);
 
 // out[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + expf(-x)), for n

@@ -13,6 +13,7 @@
 #include "cuda/type_paths.h"
 #include "prefill/pieces.h"
 #include "prefill/ring.h"
+#include "prefill/stage_ring.h"
 
 namespace strata::cuda {
 namespace {
@@ -144,7 +145,7 @@ void PeerShare::begin(const PeerScratch& peer, const core::PeerTerms& terms, con
   ev_done_ = Event(peer.device);
   if (terms.exact && h_rows_.size() < static_cast<size_t>(T) * c_.n_expert_used * c_.n_embd * sizeof(float))
     h_rows_ = HostBuffer(static_cast<size_t>(chunk_) * c_.n_expert_used * c_.n_embd * sizeof(float), kMapped);
-  schedule_ = core::lists_schedule(std::move(peer_lists), peer.ring->n_slots(), *peer.next_slot);
+  schedule_ = prefill::lists_schedule(std::move(peer_lists), peer.ring->n_slots(), *peer.next_slot);
   *peer.next_slot = schedule_.next_slot;
   ScopedDevice d(peer.device);
   peer.ring->begin(schedule_, [&x, arena](const prefill::RingLoad& load) {

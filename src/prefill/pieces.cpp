@@ -1,4 +1,4 @@
-// handoff_piece and the peer_pieces option.
+// handoff_piece: the one split of a host-route transfer into pieces.
 #include "prefill/pieces.h"
 
 #include "core/error.h"
@@ -16,15 +16,6 @@ PieceBounds handoff_piece(int64_t n_rows, int pieces, int i) {
   const int64_t q = n_rows / pieces, r = n_rows % pieces;
   auto bound = [&](int64_t j) { return q * j + r * j / pieces; };
   return {bound(i), bound(i + 1)};
-}
-
-int resolve_peer_pieces(int64_t setting) {
-  if (setting < 0 || setting > 1024) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "peer_pieces {}: use 0 (off), 1 (on, {} pieces) or a count up to 1024", setting,
-         kDefaultPeerPieces);
-  }
-  if (setting == 1) return kDefaultPeerPieces;
-  return static_cast<int>(setting);
 }
 
 }  // namespace strata::prefill

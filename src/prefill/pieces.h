@@ -5,9 +5,6 @@
 
 namespace strata::prefill {
 
-// Piece count when the option says "on" without a number (seed 004 measured 8).
-inline constexpr int kDefaultPeerPieces = 8;
-
 // Rows [begin, end) of one piece.
 struct PieceBounds {
   int64_t begin = 0;
@@ -26,12 +23,5 @@ struct PieceBounds {
 // Throws Error(STRATA_ERR_INVALID_ARGUMENT) when n_rows < 0, pieces < 1 or i
 // is outside [0, pieces).
 PieceBounds handoff_piece(int64_t n_rows, int pieces, int i);
-
-// The piece count an option value means (`peer_pieces`,
-// STRATA_PF_PEER_PIECES): 0 = off (one unpieced transfer; returns 0), 1 = on
-// with kDefaultPeerPieces, K >= 2 = K pieces. Throws
-// Error(STRATA_ERR_INVALID_ARGUMENT) for a negative value or one above 1024
-// (each piece costs an event on both cards).
-int resolve_peer_pieces(int64_t setting);
 
 }  // namespace strata::prefill

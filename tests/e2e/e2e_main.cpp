@@ -3,10 +3,10 @@
 #include <cstdio>
 
 #include "catch.hpp"
-#include "core/devices.h"
+#include "core/backends.h"
 
 int main(int argc, char** argv) {
-  if (strata::core::cuda_device_count() == 0) {
+  if (strata::core::device_count(strata::core::LogicalDevice::Kind::Cuda) == 0) {
     std::puts("no CUDA device: skipped");
     return 77;
   }

@@ -16,7 +16,7 @@
 #include "prefill/row_table.h"
 
 using namespace strata;
-using core::cpu::RouterMode;
+using core::RouterMode;
 using strata::test::Mem;
 using strata::test::test_stream;
 

@@ -87,6 +87,15 @@ TEST_CASE("cost: piece count rule") {
   CHECK_THROWS_AS(choose_peer_pieces(1, 1, 0), Error);
 }
 
+TEST_CASE("cost: the peer_pieces option values") {
+  CHECK(resolve_peer_pieces(0) == 0);
+  CHECK(resolve_peer_pieces(1) == kDefaultPeerPieces);
+  CHECK(resolve_peer_pieces(2) == 2);
+  CHECK(resolve_peer_pieces(16) == 16);
+  CHECK_THROWS_AS(resolve_peer_pieces(-1), Error);
+  CHECK_THROWS_AS(resolve_peer_pieces(5000), Error);
+}
+
 TEST_CASE("cost: the chunk recurrence equals the event simulation of plan_ring's schedule") {
   strata::test::Rng rng(strata::test::test_seed());
   INFO("seed=" << rng.seed);

@@ -13,7 +13,7 @@ using strata::core::Error;
 using strata::prefill::peer_pick;
 using strata::prefill::PeerSharePlan;
 using strata::prefill::plan_peer_share;
-using strata::prefill::RingMode;
+using strata::core::RingMode;
 using strata::prefill::RowTable;
 
 namespace {

@@ -1,4 +1,4 @@
-// handoff_piece: exact cover, balance within one row, more pieces than rows, one piece; the option values.
+// handoff_piece: exact cover, balance within one row, more pieces than rows, one piece.
 #include "prefill/pieces.h"
 
 #include <algorithm>
@@ -51,16 +51,9 @@ TEST_CASE("pieces: exact bounds") {
   CHECK(handoff_piece(big, 3, 1).begin == big / 3);
 }
 
-TEST_CASE("pieces: invalid arguments and option values") {
-  using strata::prefill::resolve_peer_pieces;
+TEST_CASE("pieces: invalid arguments") {
   CHECK_THROWS_AS(handoff_piece(-1, 8, 0), Error);
   CHECK_THROWS_AS(handoff_piece(10, 0, 0), Error);
   CHECK_THROWS_AS(handoff_piece(10, 8, 8), Error);
   CHECK_THROWS_AS(handoff_piece(10, 8, -1), Error);
-  CHECK(resolve_peer_pieces(0) == 0);
-  CHECK(resolve_peer_pieces(1) == 8);
-  CHECK(resolve_peer_pieces(2) == 2);
-  CHECK(resolve_peer_pieces(16) == 16);
-  CHECK_THROWS_AS(resolve_peer_pieces(-1), Error);
-  CHECK_THROWS_AS(resolve_peer_pieces(5000), Error);
 }

@@ -1,29 +1,31 @@
 // The CPU reference backend: runs a chunk of tokens through every layer with the plain ops.
-#include <chrono>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <unistd.h>
 #include <vector>
 
-#include "core/cpu/forward.h"
-
+#include "core/backends.h"
+#include "core/bytes.h"
 #include "core/cpu/matmul.h"
 #include "core/cpu/moe.h"
-#include "core/bytes.h"
 #include "core/cpu/ops.h"
 #include "core/cpu/peer_ops.h"
 #include "core/cpu/peer_worker.h"
 #include "core/cpu/ring_runner.h"
 #include "core/error.h"
-#include "core/expert_store.h"
-#include "core/log.h"
-#include "core/residency.h"
 #include "core/executor.h"
+#include "core/expert_store.h"
 #include "core/kv_cache.h"
+#include "core/log.h"
 #include "core/model.h"
+#include "core/residency.h"
 #include "core/session.h"
 #include "core/thread_pool.h"
 #include "prefill/peer_share.h"
 #include "prefill/row_table.h"
+#include "prefill/stage_ring.h"
 
 namespace strata::core {
 namespace {
@@ -153,8 +155,8 @@ class CpuExecutor final : public Executor {
     if (streamed_ && generation_ != streamed_->generation) point_residents();
     if (streamed_) {
       // Long chunks stream every non-resident expert from the start; short ones only what each layer routes.
-      mode_ = prefill::choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
-      if (mode_ == prefill::RingMode::StreamAll) start_stream_all(T, chunk.pos0, times);
+      mode_ = choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
+      if (mode_ == RingMode::StreamAll) start_stream_all(T, chunk.pos0, times);
     }
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
@@ -265,7 +267,7 @@ class CpuExecutor final : public Executor {
     for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il - plan_.first_layer].ffn, &xn_[t * E], E, c_.rms_eps);
     cpu::matmul_q(l.gate_inp.type, l.gate_inp.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
     for (int64_t t = 0; t < T; ++t)
-      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, cpu::router_mode_of(c_.gating), &ids_[t * k],
+      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, router_mode_of(c_.gating), &ids_[t * k],
                       &weights_[t * k]);
     clock.tick(times.routing_ms);
 
@@ -296,11 +298,11 @@ class CpuExecutor final : public Executor {
       if (terms.share < 0) terms.share = choose_peer_share(peer_setup(model_, x, T, pos0, terms, 0)).share;
     }
     if (!side.ring || terms.share <= 0) {
-      start_ring(stream_all_schedule(x, next_slot_), -1);
+      start_ring(prefill::stream_all_schedule(x, next_slot_), -1);
       return;
     }
-    SharedStreamAll split = split_stream_all(x, terms.share);
-    start_ring(lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_), -1);
+    prefill::SharedStreamAll split = prefill::split_stream_all(x, terms.share);
+    start_ring(prefill::lists_schedule(std::move(split.primary), x.plan.ring_slots, next_slot_), -1);
     share_ = terms.share;
     peer_exact_ = terms.exact;
     const PeerSetup setup = peer_setup(model_, x, T, pos0, terms, 0);
@@ -337,11 +339,11 @@ class CpuExecutor final : public Executor {
     moe.run(mw, resident);
 
     int32_t begin = 0, end = 0;
-    if (mode_ == prefill::RingMode::StreamAll) {
+    if (mode_ == RingMode::StreamAll) {
       begin = schedule_.layer_begin[li];
       end = schedule_.layer_begin[li + 1];
     } else {
-      start_ring(routed_schedule(x, prefill::ring_layer_routed(table, x.streamed[li]), next_slot_), li);
+      start_ring(prefill::routed_schedule(x, prefill::ring_layer_routed(table, x.streamed[li]), next_slot_), li);
       end = static_cast<int32_t>(schedule_.computes.size());
     }
     const double wait0 = ring_->wait_ms();
@@ -356,7 +358,7 @@ class CpuExecutor final : public Executor {
       moe.run(mw, one);
       ring_->release(i);
     }
-    if (mode_ == prefill::RingMode::Routed) ring_->finish();
+    if (mode_ == RingMode::Routed) ring_->finish();
     clock.tick(times.expert_ms);
     const double wait = ring_->wait_ms() - wait0;
     times.expert_ms -= wait;
@@ -396,7 +398,7 @@ class CpuExecutor final : public Executor {
   const CpuStreamed* streamed_;
   std::unique_ptr<cpu::CpuRing> ring_;
   prefill::RingSchedule schedule_;
-  prefill::RingMode mode_ = prefill::RingMode::Routed;
+  RingMode mode_ = RingMode::Routed;
   int32_t next_slot_ = 0;
   std::vector<std::vector<const uint8_t*>> ptrs_;  // gate, up, down: [layer * n_expert + e]
   uint64_t generation_ = 0;                        // of the residency ptrs_ reflects
@@ -480,11 +482,23 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CpuStreamed> streamed_;
 };
 
+// The CPU backend: a stage's executors run on its share of the model's threads. The model option vram_budget
+// (bytes; 0 = none) makes the stage behave like a device of that size: the experts that do not fit are packed
+// into a host arena and go through the ring (memcpy into slot buffers) as on a GPU, with the same placement and
+// schedules (options: adaptive residency, a usage profile). Errors: OUT_OF_MEMORY (the budget cannot hold the
+// dense part, or the arena cannot be allocated), ABORTED (progress).
+constexpr BackendEntry kCpuBackend{
+    LogicalDevice::Kind::Cpu, "cpu", [] { return 1; },
+    [](int) {
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+      return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX / 4;
+    },
+    [](const StageLoad& s) -> std::unique_ptr<Backend> {
+      return std::make_unique<CpuBackend>(s.model, s.plan, s.threads, s.vram_budget, s.experts, s.progress);
+    }};
+
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const Model& model, const StagePlan& plan, int32_t n_threads,
-                                          uint64_t budget, const ExpertOptions& options, const ProgressFn& progress) {
-  return std::make_unique<CpuBackend>(model, plan, n_threads, budget, options, progress);
-}
+STRATA_REGISTER_BACKEND(cpu, kCpuBackend);
 
 }  // namespace strata::core

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/arch.h"
+#include "core/router.h"
 
 namespace strata::core {
 struct KvView;
@@ -45,23 +45,6 @@ void softmax(float* x, int64_t n);
 float silu(float x);
 // out[i] = silu(gate[i]) * up[i]. out may equal gate or up.
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
-
-// How the router turns expert logits into k (id, weight) pairs.
-enum class RouterMode {
-  // Qwen3-MoE: p = softmax over all experts; take the k largest p; divide
-  // each by their sum (F32, summed in selection order).
-  SoftmaxTopkNorm,
-  // p = softmax over all experts; take the k largest p as they are.
-  SoftmaxTopk,
-  // Mixtral: take the k largest logits; weights = softmax over those k
-  // (mathematically SoftmaxTopkNorm, computed as the architecture defines it).
-  TopkSoftmax,
-};
-
-// The router mode an architecture's gating asks for.
-inline RouterMode router_mode_of(Gating g) {
-  return g == Gating::TopkSoftmax ? RouterMode::TopkSoftmax : RouterMode::SoftmaxTopkNorm;
-}
 
 // Picks k of n_expert experts (1 <= k <= n_expert, else
 // Error(STRATA_ERR_INVALID_ARGUMENT); a non-finite logit throws

@@ -8,6 +8,7 @@
 #include "core/thread_pool.h"
 #include "prefill/pieces.h"
 #include "prefill/row_table.h"
+#include "prefill/stage_ring.h"
 
 namespace strata::core::cpu {
 
@@ -18,7 +19,7 @@ PeerWorker::PeerWorker(PeerSide side, const StageExperts& x, const uint8_t* aren
   if (side_.ring->slot_bytes() < max_blob_bytes(x))
     fail(STRATA_ERR_INTERNAL, "cpu peer: slots of {} bytes for blobs of {}", side_.ring->slot_bytes(),
          max_blob_bytes(x));
-  schedule_ = lists_schedule(std::move(lists), side_.ring->n_slots(), *side_.next_slot);
+  schedule_ = prefill::lists_schedule(std::move(lists), side_.ring->n_slots(), *side_.next_slot);
   *side_.next_slot = schedule_.next_slot;
   side_.ring->start(schedule_, [&x, arena](const prefill::RingLoad& load) {
     return CpuRing::Blob{arena + x.arena_offset(load.layer, load.expert), x.layouts[load.layer].bytes};
