@@ -15,17 +15,6 @@ double expected_routed_fraction(int64_t n_tokens, int k, int n_expert) {
   return 1.0 - std::pow(1.0 - static_cast<double>(k) / n_expert, static_cast<double>(n_tokens));
 }
 
-double expected_routed_fraction(int64_t n_tokens, std::span<const double> p_token) {
-  if (n_tokens < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "routed fraction: n_tokens={}", n_tokens);
-  if (p_token.empty()) return 0.0;
-  double sum = 0;
-  for (double p : p_token) {
-    if (!(p >= 0 && p <= 1)) fail(STRATA_ERR_INVALID_ARGUMENT, "routed fraction: probability {}", p);
-    sum += 1.0 - std::pow(1.0 - p, static_cast<double>(n_tokens));
-  }
-  return sum / static_cast<double>(p_token.size());
-}
-
 RingMode choose_ring_mode(int64_t n_tokens, int k, int n_expert, double threshold) {
   if (!(threshold > 0 && threshold <= 1)) {
     fail(STRATA_ERR_INVALID_ARGUMENT, "ring mode: threshold {} outside (0, 1]", threshold);

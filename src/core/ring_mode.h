@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 namespace strata::core {
 
@@ -24,10 +23,6 @@ enum class RingMode {
 // Expected fraction of a layer's experts that a chunk of n_tokens routes to at
 // least once when each token picks k of n_expert uniformly: 1 - (1 - k/n)^T.
 double expected_routed_fraction(int64_t n_tokens, int k, int n_expert);
-// The same over given experts (the streamed ones, say) with p[e] = the
-// probability that one token routes to expert e (from a usage profile: its
-// share of routed rows times k): mean of 1 - (1 - p[e])^T. 0 for no experts.
-double expected_routed_fraction(int64_t n_tokens, std::span<const double> p_token);
 
 // The default threshold of choose_ring_mode: stream everything once at least
 // 90% of the experts are expected to be routed. Below that the bytes saved by
