@@ -6,7 +6,7 @@
 namespace strata::core {
 namespace {
 
-constexpr size_t kKinds = 2;  // LogicalDevice::Kind
+constexpr size_t kKinds = static_cast<size_t>(LogicalDevice::Kind::Cuda) + 1;  // the last kind's slot + 1
 
 // Function-local, so that it exists before any backend's initialiser registers into it.
 std::array<const BackendEntry*, kKinds>& registry() noexcept {

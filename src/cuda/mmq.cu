@@ -26,10 +26,10 @@ GemmKernel gemm_kernel() {
 
 namespace {
 
-// The warpgroup kernel where it is chosen and has the type; otherwise the
-// mma.sync kernel of a quantized type or the float kernel.
-void gemm_launch(const gemm_detail::MmParams& p, GgmlType type, dim3 grid, cudaStream_t stream) {
-  if (gemm_kernel() == GemmKernel::Wgmma && has_kernel(KernelPath::Wgmma, type)) {
+// The warpgroup kernel when `wgmma` (chosen, and it has the type); otherwise
+// the mma.sync kernel of a quantized type or the float kernel.
+void gemm_launch(const gemm_detail::MmParams& p, GgmlType type, bool wgmma, dim3 grid, cudaStream_t stream) {
+  if (wgmma) {
     return dispatch_type<KernelPath::Wgmma>(
         type, [&](auto t) { gemm_detail::launch_wgmma<decltype(t)::value>(p, grid, stream); });
   }
@@ -77,8 +77,9 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   // blocks at half the work each, where those still fit one wave.
   const bool grouped = a.tiles != nullptr;
   const int64_t row_blocks = (n_out + nf - 1) / nf;
+  const bool wgmma = gemm_kernel() == GemmKernel::Wgmma && has_kernel(KernelPath::Wgmma, type);
   int cols = gemm_detail::kTileCols;
-  if (quant && gemm_kernel() == GemmKernel::Wgmma)
+  if (wgmma)
     dispatch_type<KernelPath::Wgmma>(type, [&](auto t) { cols = QuantTraits<decltype(t)::value>::kWgCols; });
   if (!grouped && cols > gemm_detail::kTileCols &&
       row_blocks * gemm_detail::position_blocks(gemm_detail::kTileCols, false, a.n_rows, 0) <= gemm_detail::sm_count())
@@ -106,7 +107,7 @@ void gemm(const GemmArgs& a, cudaStream_t stream) {
   p.tile_count = a.tile_count;
   p.epi = static_cast<int>(a.epi);
   p.cols = cols;
-  gemm_launch(p, type, dim3(static_cast<unsigned>(row_blocks), static_cast<unsigned>(blocks)), stream);
+  gemm_launch(p, type, wgmma, dim3(static_cast<unsigned>(row_blocks), static_cast<unsigned>(blocks)), stream);
 }
 
 GemmActs gemm_acts(core::GgmlType t) {

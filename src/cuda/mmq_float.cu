@@ -55,7 +55,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
   // Weights: F32 as 16 rows x 8 float4 (threads < 128), 16-bit as 16 rows x
   // 4 x 8 values (threads < 64); activations 64 rows x 8 float4 (2 per thread).
   auto fetch = [&](int k0) {
-    if constexpr (QuantTraits<T>::kBits == 32) {
+    if constexpr (T == GgmlType::F32) {
       if (tid < kFmmRows * 8) {
         const int r = tid / 8, kc = tid % 8;
         const uint8_t* row = tile_row(p, bt, r);
@@ -78,7 +78,7 @@ static __global__ void __launch_bounds__(256) mmq_float_kernel(const MmParams p)
     }
   };
   auto stash = [&](int buf) {
-    if constexpr (QuantTraits<T>::kBits == 32) {
+    if constexpr (T == GgmlType::F32) {
       if (tid < kFmmRows * 8) {
         const int r = tid / 8, k = 4 * (tid % 8);
         Ws[buf][k][r] = st.w.x;

@@ -259,9 +259,6 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
   }
 }
 
-// Values a lane takes of a row per segment item: one Q8A block, or 8 floats.
-int unit_vals(GgmlType type) { return q8a_type(type) ? 32 : 8; }
-
 template <GgmlType T>
 void launch_type(const MvParams& p, dim3 grid, cudaStream_t stream) {
   const int nt = p.n_tok;
@@ -316,7 +313,8 @@ void mmvq(const MmvqArgs& a, cudaStream_t stream) {
   // warps loop over the remaining row blocks. A matrix with fewer row blocks
   // than about 16 warps an SM splits K over up to 4 warps a row block (one token).
   const int64_t n_rb = (a.w.n_out + (pair ? kRows / 2 : kRows) - 1) / (pair ? kRows / 2 : kRows);
-  const int64_t nseg = (a.w.n_in / unit_vals(type) + 31) / 32;
+  const int unit_vals = quant ? 32 : 8;  // values a lane takes of a row per segment item: one Q8A block, or 8 floats
+  const int64_t nseg = (a.w.n_in / unit_vals + 31) / 32;
   const int64_t want_warps = 16LL * sm_count();
   p.ks = 1;
   while (a.n_tok == 1 && p.ks < kWarps && 2 * p.ks <= nseg && n_rb * a.n_batch * 2 * p.ks <= want_warps) p.ks *= 2;

@@ -12,7 +12,7 @@
 //   value(row, i)   element i of a row as F32, with the F32 operations of
 //                   core::dequantize_row in its order (explicit _rn
 //                   intrinsics, so nvcc cannot contract them): embed
-// Float types: kBits (32 or 16), f32(bits) for 16-bit ones, wf8 (eight
+// Float types: f32(bits) for 16-bit ones, wf8 (eight
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
 // one of its eight 32-value Q8A blocks (a K-quant sub-block, half of two
@@ -87,7 +87,6 @@ __device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2
 template <class Bits>
 struct Float16 {
   static constexpr int kBytes256 = 512;
-  static constexpr int kBits = 16;
 
   __device__ __forceinline__ static float f32(uint32_t b) { return Bits::f32(b); }
 
@@ -122,7 +121,6 @@ struct Bf16Bits {
 template <>
 struct QuantTraits<GgmlType::F32> {
   static constexpr int kBytes256 = 1024;
-  static constexpr int kBits = 32;
 
   __device__ __forceinline__ static float value(const void* row, int64_t i) { return static_cast<const float*>(row)[i]; }
 
@@ -196,7 +194,7 @@ struct MinMaxK {
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     const uint32_t lo = (ld_u32(B + kQs + 32 * (j >> 1) + 4 * k4) >> (4 * (j & 1))) & 0x0F0F0F0Fu;
     if constexpr (kFifthBit) {
-      const uint32_t hi = ((ld_u32(B + 16 + 4 * k4) >> j) & 0x01010101u) << 4;
+      const uint32_t hi = ((ld_u32(B + offsetof(core::BlockQ5_K, qh) + 4 * k4) >> j) & 0x01010101u) << 4;
       return static_cast<int>(lo | hi);
     } else {
       return static_cast<int>(lo);
@@ -317,8 +315,8 @@ struct WordQuants {
 // positions per block: only these groups leave room for two stages of 128
 // beside 256 weight rows.
 template <>
-struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<16, false> {
-  static constexpr int kBytes256 = 144;
+struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<offsetof(core::BlockQ4_K, qs), false> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ4_K);
   static constexpr int kF16Stride = 160;
   static constexpr int kWgStride = 144;
   static constexpr int kWgCols = 128;
@@ -339,8 +337,8 @@ struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<16, false> {
 
 // Q5_K: 176-byte super-blocks, fifth bits at 16, quants at 48.
 template <>
-struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<48, true> {
-  static constexpr int kBytes256 = 176;
+struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<offsetof(core::BlockQ5_K, qs), true> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ5_K);
   static constexpr int kF16Stride = 224;
   static constexpr int kWgStride = 176;
   static constexpr int kWgCols = 64;
@@ -365,7 +363,9 @@ struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<48, true> {
 // nibble for k >= 2) and its top bits at 2k of qh[32h + l].
 template <>
 struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlType::Q6_K>> {
-  static constexpr int kBytes256 = 210;
+  static constexpr int kBytes256 = sizeof(core::BlockQ6_K);
+  static constexpr int kQh = offsetof(core::BlockQ6_K, qh), kScales = offsetof(core::BlockQ6_K, scales),
+                       kD = offsetof(core::BlockQ6_K, d);
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = true;
   static constexpr int kChunkDelta = 8;  // the other nibble of a byte lies 64 values on
@@ -376,7 +376,7 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     const int h = j >> 2, k = j & 3;
     const uint32_t lo = (gemm_detail::ld_u32_a2(B + 64 * h + 32 * (k & 1) + 4 * k4) >> (4 * (k >> 1))) & 0x0F0F0F0Fu;
-    const uint32_t hi = ((gemm_detail::ld_u32_a2(B + 128 + 32 * h + 4 * k4) >> (2 * k)) & 0x03030303u) << 4;
+    const uint32_t hi = ((gemm_detail::ld_u32_a2(B + kQh + 32 * h + 4 * k4) >> (2 * k)) & 0x03030303u) << 4;
     // q - 32 in each byte. The bytes are 0..63, so with bit 7 set first no
     // subtraction borrows from its neighbour: three instructions where the
     // saturating __vsubss4 (never saturating here) is emulated in about twelve.
@@ -389,19 +389,19 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
     const int h = i >> 3, k = (i >> 2) & 1, l = 8 * (i & 3) + 2 * t;
     const uint32_t v = wgmma::ld16(B + 64 * h + 32 * k + l);
-    const uint32_t q = wgmma::ld16(B + 128 + 32 * h + l) >> (2 * k);
+    const uint32_t q = wgmma::ld16(B + kQh + 32 * h + l) >> (2 * k);
     const uint32_t u = ((v | (v << 12)) & 0x0F0F0F0Fu) | ((q & 0x0303u) << 4) | ((q & 0x3030u) << 16);
     // q - 32 per byte: bit 7 set first, so no borrow crosses a byte.
     return ((u | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
   }
 
-  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{gemm_detail::ld_half(B + 208), 0.0f}; }
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{gemm_detail::ld_half(B + kD), 0.0f}; }
 
   __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
     RowScale rs{0.0f, 0.0f, 0, 0};
     rs.a = head.d;
-    rs.s0 = static_cast<int8_t>(B[192 + 2 * j]);
-    rs.s1 = static_cast<int8_t>(B[192 + 2 * j + 1]);
+    rs.s0 = static_cast<int8_t>(B[kScales + 2 * j]);
+    rs.s1 = static_cast<int8_t>(B[kScales + 2 * j + 1]);
     return rs;
   }
 
@@ -436,7 +436,7 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
 // signed quants.
 template <>
 struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlType::Q8_0>> {
-  static constexpr int kBytes256 = 8 * 34;
+  static constexpr int kBytes256 = core::kQK_K / core::kQK8_0 * sizeof(core::BlockQ8_0);
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;

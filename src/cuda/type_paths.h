@@ -46,9 +46,8 @@ struct TypeList {
 
 namespace type_lists {
 using core::GgmlType;
-// The activation format each kernel family dots against (core::activation_kind's
-// column, checked by the unit tests): F32 rows, or Q8A blocks for the int8 kernels.
-using Float = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16>;
+// The types whose kernels dot Q8A blocks (core::activation_kind's column, checked
+// by the unit tests); every other type dots F32 rows.
 using Q8a = TypeList<GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
 
 using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
