@@ -4,10 +4,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/cost.h"
-#include "core/expert_store.h"
-#include "core/quant.h"
-#include "cuda/memory.h"
+#include "core/plan/cost.h"
+#include "core/plan/expert_store.h"
+#include "core/quant/quant.h"
+#include "cuda/runtime/memory.h"
 
 namespace strata::cuda {
 

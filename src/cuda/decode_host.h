@@ -12,15 +12,15 @@
 #include <memory>
 #include <vector>
 
-#include "core/background.h"
-#include "core/cpu/moe.h"
-#include "core/cost.h"
-#include "core/expert_store.h"
-#include "core/model.h"
-#include "core/partition.h"
-#include "core/thread_pool.h"
+#include "core/runtime/background.h"
+#include "cpu/moe.h"
+#include "core/plan/cost.h"
+#include "core/plan/expert_store.h"
+#include "core/model/model.h"
+#include "core/plan/partition.h"
+#include "core/runtime/thread_pool.h"
 #include "cuda/backend.h"
-#include "cuda/memory.h"
+#include "cuda/runtime/memory.h"
 #include "prefill/row_table.h"
 
 namespace strata::cuda {

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "core/executor.h"
+#include "core/runtime/executor.h"
 #include "cuda/backend.h"
 
 namespace strata::cuda {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "prefill/row_table.h"
 
 namespace strata::prefill {

@@ -1,7 +1,7 @@
 // handoff_piece: the one split of a host-route transfer into pieces.
 #include "prefill/pieces.h"
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace strata::prefill {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "prefill/row_table.h"
 
 namespace strata::prefill {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/ring_mode.h"
+#include "core/plan/ring_mode.h"
 
 namespace strata::prefill {
 

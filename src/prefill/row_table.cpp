@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace strata::prefill {
 

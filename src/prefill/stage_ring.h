@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/expert_store.h"
+#include "core/plan/expert_store.h"
 #include "prefill/ring.h"
 
 namespace strata::prefill {

@@ -13,10 +13,10 @@
 #include <random>
 #include <vector>
 
-#include "core/cpu/matmul.h"
-#include "core/cpu/moe.h"
-#include "core/quant.h"
-#include "core/thread_pool.h"
+#include "cpu/matmul.h"
+#include "cpu/moe.h"
+#include "core/quant/quant.h"
+#include "core/runtime/thread_pool.h"
 
 namespace core = strata::core;
 using core::GgmlType;

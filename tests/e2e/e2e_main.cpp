@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "catch.hpp"
-#include "core/backends.h"
+#include "core/runtime/backends.h"
 
 int main(int argc, char** argv) {
   if (strata::core::device_count(strata::core::LogicalDevice::Kind::Cuda) == 0) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
 #include "e2e/parity.h"
 
 using namespace strata::core;

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "catch.hpp"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/synth.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
+#include "core/model/synth.h"
 
 namespace strata::e2e {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kv_cache.h"
+#include "core/runtime/kv_cache.h"
 
 namespace strata::e2e {
 

@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "catch.hpp"
-#include "core/expert_store.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/plan/expert_store.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
 #include "e2e/parity.h"
 
 using namespace strata::core;

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/gguf_writer.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/gguf/gguf_writer.h"
 
 namespace strata::test {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/quant.h"
-#include "core/gguf_writer.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/quant/quant.h"
+#include "core/gguf/gguf_writer.h"
 #include "gguf_samples.h"
 
 namespace {

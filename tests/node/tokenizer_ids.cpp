@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.h"
-#include "core/json.h"
-#include "core/tokenizer.h"
+#include "core/base/error.h"
+#include "core/base/json.h"
+#include "core/text/tokenizer.h"
 
 namespace {
 

@@ -20,11 +20,11 @@
 #include <random>
 #include <vector>
 
-#include "cuda/attention.cuh"
-#include "cuda/check.h"
-#include "cuda/kv.cuh"
-#include "cuda/memory.h"
-#include "cuda/runtime.h"
+#include "cuda/attention/attention.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/attention/kv.cuh"
+#include "cuda/runtime/memory.h"
+#include "cuda/runtime/runtime.h"
 
 namespace cuda = strata::cuda;
 using strata::core::KvType;

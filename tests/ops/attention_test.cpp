@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/cpu/ops.h"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "core/kv_cache.h"
-#include "cuda/attention.cuh"
-#include "cuda/kv.cuh"
+#include "cpu/ops.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "core/runtime/kv_cache.h"
+#include "cuda/attention/attention.cuh"
+#include "cuda/attention/kv.cuh"
 #include "ops/ops_util.h"
 
 using namespace strata;

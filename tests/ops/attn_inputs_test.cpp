@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "cuda/attn_inputs.cuh"
-#include "cuda/kv.cuh"
-#include "cuda/norm.cuh"
-#include "cuda/rope.cuh"
+#include "core/base/error.h"
+#include "cuda/attention/attn_inputs.cuh"
+#include "cuda/attention/kv.cuh"
+#include "cuda/norm/norm.cuh"
+#include "cuda/norm/rope.cuh"
 #include "ops/ops_util.h"
 
 using namespace strata;

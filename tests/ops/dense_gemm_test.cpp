@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "cuda/dense_gemm.h"
-#include "cuda/f16_weights.cuh"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "cuda/gemm/dense_gemm.h"
+#include "cuda/gemm/f16_weights.cuh"
 #include "ops/gemm_ref.h"
 #include "ops/ops_util.h"
 
@@ -69,7 +69,7 @@ TEST_CASE("decode_f16_weights gives the GEMMs' F16 weights bit for bit", "[gpu][
   cuda::DeviceBuffer buf = test::poisoned(4096);
   CHECK(test::status_of([&] {
           cuda::decode_f16_weights(GgmlType::F16, buf.data(), 256, 1, buf.as<uint16_t>(), test_stream().get());
-        }) == STRATA_ERR_UNSUPPORTED);  // a type outside the path's list (cuda/type_paths.h)
+        }) == STRATA_ERR_UNSUPPORTED);  // a type outside the path's list (cuda/gemm/type_paths.h)
   CHECK(test::status_of([&] {
           cuda::decode_f16_weights(GgmlType::Q4_K, buf.data(), 200, 1, buf.as<uint16_t>(), test_stream().get());
         }) == STRATA_ERR_INVALID_ARGUMENT);

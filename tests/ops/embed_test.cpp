@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/quant.h"
-#include "cuda/embed.cuh"
+#include "core/base/error.h"
+#include "core/quant/quant.h"
+#include "cuda/norm/embed.cuh"
 #include "ops/ops_util.h"
 
 using namespace strata;

@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "cuda/dense_gemm.h"
-#include "cuda/check.h"  // TODO(merge h/cuda): "cuda/check.h"
-#include "cuda/mmq.cuh"
-#include "cuda/mmvq.cuh"
-#include "cuda/moe_gemm.cuh"
-#include "cuda/quantize.cuh"
-#include "cuda/runtime.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "cuda/gemm/dense_gemm.h"
+#include "cuda/runtime/check.h"  // TODO(merge h/cuda): "cuda/runtime/check.h"
+#include "cuda/gemm/mmq.cuh"
+#include "cuda/gemm/mmvq.cuh"
+#include "cuda/moe/moe_gemm.cuh"
+#include "cuda/norm/quantize.cuh"
+#include "cuda/runtime/runtime.h"
 
 using strata::core::BlockQ8A;
 using strata::core::GgmlType;

@@ -1,4 +1,4 @@
-// The CPU reference of the F16 tensor-core GEMM (src/cuda/mmq_f16.cuh): its F16 weights, F16 activations and error bound.
+// The CPU reference of the F16 tensor-core GEMM (src/cuda/gemm/mmq_f16.cuh): its F16 weights, F16 activations and error bound.
 //
 // The kernel decodes each quantized weight to F16 as q * scale + (-min),
 // rounded once (an F16 FMA), after rounding the block's scale and min to F16;
@@ -16,9 +16,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "core/quant_blocks.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
 
 namespace strata::test {
 

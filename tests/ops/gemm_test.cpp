@@ -30,14 +30,14 @@
 
 #define CATCH_CONFIG_RUNNER
 #include "catch.hpp"
-#include "core/quant.h"
-#include "cuda/check.h"  // TODO(merge h/cuda): "cuda/check.h"
-#include "cuda/host_route.cuh"
-#include "cuda/mmq.cuh"
-#include "cuda/mmvq.cuh"
-#include "cuda/moe_gemm.cuh"
-#include "cuda/quantize.cuh"
-#include "cuda/runtime.h"
+#include "core/quant/quant.h"
+#include "cuda/runtime/check.h"  // TODO(merge h/cuda): "cuda/runtime/check.h"
+#include "cuda/runtime/host_route.cuh"
+#include "cuda/gemm/mmq.cuh"
+#include "cuda/gemm/mmvq.cuh"
+#include "cuda/moe/moe_gemm.cuh"
+#include "cuda/norm/quantize.cuh"
+#include "cuda/runtime/runtime.h"
 #include "ops/gemm_ref.h"
 
 using strata::core::BlockQ8A;

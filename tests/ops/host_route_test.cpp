@@ -1,4 +1,4 @@
-// f32_to_f16 / f16_to_f32 against core/fp16.h: wide and scalar paths, device memory and mapped host memory.
+// f32_to_f16 / f16_to_f32 against core/quant/fp16.h: wide and scalar paths, device memory and mapped host memory.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/cpu/peer_ops.h"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "cuda/host_route.cuh"
+#include "cpu/peer_ops.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "cuda/runtime/host_route.cuh"
 #include "ops/ops_util.h"
 
 using namespace strata;

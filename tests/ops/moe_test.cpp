@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/cpu/ops.h"
-#include "core/cpu/peer_ops.h"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "cuda/moe.cuh"
+#include "cpu/ops.h"
+#include "cpu/peer_ops.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "cuda/moe/moe.cuh"
 #include "ops/ops_util.h"
 #include "prefill/row_table.h"
 

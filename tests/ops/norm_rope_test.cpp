@@ -4,13 +4,13 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/cpu/ops.h"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "cuda/moe.cuh"
-#include "cuda/norm.cuh"
-#include "cuda/quantize.cuh"
-#include "cuda/rope.cuh"
+#include "cpu/ops.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "cuda/moe/moe.cuh"
+#include "cuda/norm/norm.cuh"
+#include "cuda/norm/quantize.cuh"
+#include "cuda/norm/rope.cuh"
 #include "ops/ops_util.h"
 
 using namespace strata;

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "catch.hpp"
-#include "cuda/attention.cuh"
-#include "cuda/runtime.h"
+#include "cuda/attention/attention.cuh"
+#include "cuda/runtime/runtime.h"
 #include "ops/ops_util.h"
 
 int main(int argc, char** argv) {

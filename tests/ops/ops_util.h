@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "cuda/memory.h"
-#include "cuda/stream.h"
+#include "core/base/error.h"
+#include "cuda/runtime/memory.h"
+#include "cuda/runtime/stream.h"
 #include "unit/test_random.h"
 
 namespace strata::test {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "cuda/row_table.cuh"
+#include "core/base/error.h"
+#include "cuda/moe/row_table.cuh"
 #include "ops/ops_util.h"
 #include "prefill/row_table.h"
 

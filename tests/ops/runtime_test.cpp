@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "cuda/check.h"
-#include "cuda/graph.h"
-#include "cuda/memory.h"
-#include "cuda/norm.cuh"
-#include "cuda/runtime.h"
-#include "cuda/stream.h"
+#include "core/base/error.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/graph.h"
+#include "cuda/runtime/memory.h"
+#include "cuda/norm/norm.cuh"
+#include "cuda/runtime/runtime.h"
+#include "cuda/runtime/stream.h"
 #include "ops/ops_util.h"
 
 using namespace strata;

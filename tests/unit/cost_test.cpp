@@ -1,10 +1,10 @@
 // Cost model: the seeds' fallback rules exactly, the recurrence against the ring simulator, monotonicity, 2-card gains.
-#include "core/cost.h"
+#include "core/plan/cost.h"
 
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 #include "prefill/ring.h"
 #include "ring_sim.h"
 #include "test_random.h"

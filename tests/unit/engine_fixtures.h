@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/synth.h"
+#include "core/model/synth.h"
 
 namespace strata::test {
 

@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/base/error.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
 #include "engine_fixtures.h"
 
 using namespace strata::core;

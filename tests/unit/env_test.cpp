@@ -1,4 +1,4 @@
-// The environment rows (src/core/env.h): their rules, docs/options.md's table as the rows, and no getenv outside the resolver.
+// The environment rows (src/core/base/env.h): their rules, docs/options.md's table as the rows, and no getenv outside the resolver.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "catch.hpp"
-#include "core/env.h"
-#include "core/error.h"
+#include "core/base/env.h"
+#include "core/base/error.h"
 
 namespace fs = std::filesystem;
 using strata::core::EnvKind;
@@ -113,7 +113,7 @@ TEST_CASE("env: docs/options.md's environment table is the rows", "[env]") {
 TEST_CASE("env: no source file reads the environment but the resolver", "[env]") {
   const fs::path src = fs::path(STRATA_SOURCE_DIR) / "src";
   for (const auto& entry : fs::recursive_directory_iterator(src)) {
-    if (!entry.is_regular_file() || entry.path().parent_path().filename() == "core" && entry.path().stem() == "env") continue;
+    if (!entry.is_regular_file() || entry.path().parent_path().filename() == "base" && entry.path().stem() == "env") continue;
     INFO(entry.path().string());
     CHECK(read_text(entry.path()).find("getenv") == std::string::npos);
   }

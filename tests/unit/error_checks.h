@@ -5,7 +5,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 
 // Checks that an exception's message contains a substring, printing the whole
 // message when it does not. (Catch2 v2 and v3 name their matcher differently.)

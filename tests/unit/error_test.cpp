@@ -1,6 +1,6 @@
 // The internal error type keeps its status code and formatted message.
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 
 TEST_CASE("fail() throws Error with status and message") {
   try {

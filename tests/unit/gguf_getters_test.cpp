@@ -4,9 +4,9 @@
 
 #include "catch.hpp"
 #include "error_checks.h"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/gguf_writer.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/gguf/gguf_writer.h"
 
 using strata::core::Error;
 using strata::core::GgufFile;

@@ -13,10 +13,10 @@
 
 #include "catch.hpp"
 #include "error_checks.h"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/quant.h"
-#include "core/gguf_writer.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/quant/quant.h"
+#include "core/gguf/gguf_writer.h"
 #include "gguf_samples.h"
 
 using strata::core::Error;

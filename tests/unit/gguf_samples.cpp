@@ -5,9 +5,9 @@
 #include <cstring>
 #include <limits>
 
-#include "core/gguf.h"
-#include "core/quant.h"
-#include "core/gguf_writer.h"
+#include "core/gguf/gguf.h"
+#include "core/quant/quant.h"
+#include "core/gguf/gguf_writer.h"
 
 namespace strata::test {
 

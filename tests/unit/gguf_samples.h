@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/gguf_writer.h"
+#include "core/gguf/gguf_writer.h"
 #include "strata/strata.h"
 
 namespace strata::test {

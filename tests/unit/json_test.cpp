@@ -3,8 +3,8 @@
 #include <string>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/json.h"
+#include "core/base/error.h"
+#include "core/base/json.h"
 
 using strata::core::Error;
 using strata::core::Json;

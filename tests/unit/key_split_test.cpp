@@ -1,5 +1,5 @@
-// Decode attention's key split (core/key_split.h): the ranges cover the keys exactly, follow the rule's bounds, and the grid bound is the most ranges any shorter context needs.
-#include "core/key_split.h"
+// Decode attention's key split (core/plan/key_split.h): the ranges cover the keys exactly, follow the rule's bounds, and the grid bound is the most ranges any shorter context needs.
+#include "core/plan/key_split.h"
 
 #include <cstdint>
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "core/kv_cache.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "core/runtime/kv_cache.h"
 #include "test_random.h"
 
 // AddressSanitizer aborts on an allocation it cannot serve instead of throwing

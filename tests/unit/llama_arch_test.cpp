@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include "catch.hpp"
-#include "core/gguf.h"
-#include "core/gguf_writer.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/synth.h"
+#include "core/gguf/gguf.h"
+#include "core/gguf/gguf_writer.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
+#include "core/model/synth.h"
 
 using namespace strata::core;
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cuda/mma_layout.h"
+#include "cuda/gemm/mma_layout.h"
 
 using strata::cuda::mma::Coord;
 namespace mma = strata::cuda::mma;

@@ -1,5 +1,5 @@
 // PartitionPlan: 1..8 stages, uneven devices, explicit counts, errors, brute-force optimality; layer_split parsing.
-#include "core/partition.h"
+#include "core/plan/partition.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 #include "test_random.h"
 
 using strata::core::Error;

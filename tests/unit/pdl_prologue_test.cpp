@@ -1,4 +1,4 @@
-// Every CUDA kernel of the backend starts with pdl_prologue() (src/cuda/common.cuh): a kernel launched as a programmatic dependent (launch.h) that touched global memory before it would race with the kernel before it.
+// Every CUDA kernel of the backend starts with pdl_prologue() (src/cuda/runtime/common.cuh): a kernel launched as a programmatic dependent (launch.h) that touched global memory before it would race with the kernel before it.
 #include <filesystem>
 #include <fstream>
 #include <sstream>

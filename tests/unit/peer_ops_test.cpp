@@ -1,5 +1,5 @@
 // Peer share ops: the combine without a peer is MoeChunk's, a split adds up, token ranges compose, FP16 rounding edges.
-#include "core/cpu/peer_ops.h"
+#include "cpu/peer_ops.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/cpu/moe.h"
-#include "core/error.h"
-#include "core/fp16.h"
-#include "core/thread_pool.h"
+#include "cpu/moe.h"
+#include "core/base/error.h"
+#include "core/quant/fp16.h"
+#include "core/runtime/thread_pool.h"
 #include "error_checks.h"
 #include "prefill/row_table.h"
 #include "test_random.h"

@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/expert_store.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/base/error.h"
+#include "core/plan/expert_store.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 
 using strata::core::Error;
 using strata::prefill::handoff_piece;

@@ -1,5 +1,5 @@
 // PlacementPlan and byte sizes: fits-all, fits-none, partial, ranking, uniform spread, exact boundaries, errors.
-#include "core/placement.h"
+#include "core/plan/placement.h"
 
 #include <algorithm>
 #include <numeric>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/bytes.h"
-#include "core/error.h"
+#include "core/base/bytes.h"
+#include "core/base/error.h"
 
 using strata::core::Error;
 using strata::core::ExpertRef;

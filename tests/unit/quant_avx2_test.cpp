@@ -3,10 +3,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "core/quant_avx2.h"
-#include "core/quant_kquants.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "core/quant/quant_avx2.h"
+#include "core/quant/quant_kquants.h"
 #include "unit/test_random.h"
 
 using namespace strata::core;

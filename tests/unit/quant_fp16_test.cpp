@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "catch.hpp"
-#include "core/fp16.h"
-#include "core/quant.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
 
 using namespace strata::core;
 

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "core/quant_blocks.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
 #include "quant_test_util.h"
 
 using namespace strata::core;

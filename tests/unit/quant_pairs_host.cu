@@ -1,8 +1,8 @@
 // Host calls of the STRATA_HD members of QuantTraits, compiled by nvcc (quant_pairs_host.h).
 #include "unit/quant_pairs_host.h"
 
-#include "cuda/quant_traits.cuh"
-#include "cuda/type_paths.h"
+#include "cuda/gemm/quant_traits.cuh"
+#include "cuda/gemm/type_paths.h"
 
 namespace strata::test {
 

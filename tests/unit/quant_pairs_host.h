@@ -1,9 +1,9 @@
-// The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs and kChunkDelta, src/cuda/quant_traits.cuh) called on the host by runtime type, for quant_pairs_test.cpp.
+// The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs and kChunkDelta, src/cuda/gemm/quant_traits.cuh) called on the host by runtime type, for quant_pairs_test.cpp.
 #pragma once
 
 #include <cstdint>
 
-#include "core/quant.h"
+#include "core/quant/quant.h"
 
 namespace strata::test {
 

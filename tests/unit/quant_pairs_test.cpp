@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/fp16.h"
-#include "core/quant.h"
-#include "cuda/type_paths.h"
-#include "cuda/wgmma_layout.h"
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "cuda/gemm/type_paths.h"
+#include "cuda/gemm/wgmma_layout.h"
 #include "ops/gemm_ref.h"
 #include "unit/quant_pairs_host.h"
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/quant.h"
-#include "core/quant_blocks.h"
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
 
 namespace strata::core::testing {
 

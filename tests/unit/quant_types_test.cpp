@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/quant.h"
+#include "core/base/error.h"
+#include "core/quant/quant.h"
 
 using namespace strata::core;
 

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/placement.h"
-#include "core/residency.h"
+#include "core/base/error.h"
+#include "core/plan/placement.h"
+#include "core/plan/residency.h"
 
 using namespace strata::core;
 

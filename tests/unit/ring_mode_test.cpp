@@ -1,8 +1,8 @@
-// The ring mode rule (core/ring_mode.h): the expected routed fraction and the threshold that picks StreamAll.
-#include "core/ring_mode.h"
+// The ring mode rule (core/plan/ring_mode.h): the expected routed fraction and the threshold that picks StreamAll.
+#include "core/plan/ring_mode.h"
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 
 using strata::core::choose_ring_mode;
 using strata::core::Error;

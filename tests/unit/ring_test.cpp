@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 #include "prefill/row_table.h"
 #include "ring_sim.h"
 #include "test_random.h"

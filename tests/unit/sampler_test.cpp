@@ -3,8 +3,8 @@
 #include <map>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/sampler.h"
+#include "core/base/error.h"
+#include "core/runtime/sampler.h"
 
 using namespace strata::core;
 

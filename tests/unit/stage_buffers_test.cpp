@@ -1,12 +1,12 @@
 // StageBuffers and lend(): sizes, alignment, no overlap, the budget check, helper-wide slots.
-#include "core/stage_buffers.h"
+#include "core/plan/stage_buffers.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
+#include "core/base/error.h"
 
 using strata::core::BufferRange;
 using strata::core::BufferShape;

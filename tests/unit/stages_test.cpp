@@ -2,11 +2,11 @@
 #include <cstring>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/stages.h"
-#include "core/synth.h"
+#include "core/base/error.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
+#include "core/plan/stages.h"
+#include "core/model/synth.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"
 

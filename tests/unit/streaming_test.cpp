@@ -5,11 +5,11 @@
 #include <shared_mutex>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/expert_store.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/stage_buffers.h"
+#include "core/base/error.h"
+#include "core/plan/expert_store.h"
+#include "core/model/model.h"
+#include "core/runtime/session.h"
+#include "core/plan/stage_buffers.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"
 

@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/model.h"
-#include "core/quant.h"
-#include "core/session.h"
-#include "core/synth.h"
-#include "core/vocab_gguf.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/model/model.h"
+#include "core/quant/quant.h"
+#include "core/runtime/session.h"
+#include "core/model/synth.h"
+#include "core/text/vocab_gguf.h"
 
 using namespace strata::core;
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/quant.h"
+#include "core/quant/quant.h"
 #include "test_random.h"
 
 namespace strata::test {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/thread_pool.h"
+#include "core/base/error.h"
+#include "core/runtime/thread_pool.h"
 
 using strata::core::ThreadPool;
 

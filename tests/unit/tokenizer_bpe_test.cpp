@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/json.h"
-#include "core/tokenizer.h"
+#include "core/base/error.h"
+#include "core/base/json.h"
+#include "core/text/tokenizer.h"
 
 using namespace strata::core;
 

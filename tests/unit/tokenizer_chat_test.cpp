@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/chat.h"
+#include "core/text/chat.h"
 
 using strata::core::ChatMessage;
 using strata::core::format_chatml;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/pretokenize.h"
+#include "core/text/pretokenize.h"
 
 using strata::core::pretokenize_qwen2;
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/json.h"
-#include "core/tokenizer.h"
-#include "core/unicode.h"
+#include "core/base/json.h"
+#include "core/text/tokenizer.h"
+#include "core/text/unicode.h"
 
 using namespace strata::core;
 

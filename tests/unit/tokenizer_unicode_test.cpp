@@ -2,7 +2,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "core/unicode.h"
+#include "core/text/unicode.h"
 
 using namespace strata::core;
 

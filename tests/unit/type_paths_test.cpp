@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/partition.h"
-#include "core/quant.h"
-#include "core/weights.h"
-#include "cuda/type_paths.h"
+#include "core/base/error.h"
+#include "core/plan/partition.h"
+#include "core/quant/quant.h"
+#include "core/model/weights.h"
+#include "cuda/gemm/type_paths.h"
 
 using namespace strata;
 using core::GgmlType;

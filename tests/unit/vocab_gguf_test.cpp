@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/gguf_writer.h"
-#include "core/small_vocab.h"
-#include "core/tokenizer.h"
-#include "core/vocab_gguf.h"
+#include "core/base/error.h"
+#include "core/gguf/gguf.h"
+#include "core/gguf/gguf_writer.h"
+#include "core/text/small_vocab.h"
+#include "core/text/tokenizer.h"
+#include "core/text/vocab_gguf.h"
 
 using namespace strata::core;
 

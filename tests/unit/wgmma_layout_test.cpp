@@ -1,11 +1,11 @@
-// The warpgroup GEMM's maps (src/cuda/wgmma_layout.h) on the CPU: every K value multiplied once per stage in either chunk order, A and B agreeing on it, the activation copies, the descriptor (each type's quant reads: quant_pairs_test.cpp).
+// The warpgroup GEMM's maps (src/cuda/gemm/wgmma_layout.h) on the CPU: every K value multiplied once per stage in either chunk order, A and B agreeing on it, the activation copies, the descriptor (each type's quant reads: quant_pairs_test.cpp).
 #include <cstdint>
 #include <set>
 #include <vector>
 
 #include "catch.hpp"
-#include "cuda/mma_layout.h"
-#include "cuda/wgmma_layout.h"
+#include "cuda/gemm/mma_layout.h"
+#include "cuda/gemm/wgmma_layout.h"
 
 namespace wg = strata::cuda::wgmma;
 namespace mma = strata::cuda::mma;

@@ -1,0 +1,314 @@
+// AVX2 dot products of the quantized rows with Q8A activations; see quant_avx2.h.
+//
+// Each sub-block's integer dot is exact whatever the order of its partial
+// sums: pmaddubsw multiplies unsigned weight quants (Q4_K/Q5_K 0..31, Q6_K
+// stored 0..63, Q8_0 |q| <= 128) by signed activation quants (|a| <= 127)
+// and adds adjacent pairs into int16 without saturating (at most 2 * 128 *
+// 127 = 32512), pmaddwd widens to int32. The F32 fold then runs exactly as
+// the portable code writes it.
+#include "core/quant/quant_avx2.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "core/base/env.h"
+#include "core/quant/fp16.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define STRATA_AVX2 1
+#define STRATA_TARGET_AVX2 __attribute__((target("avx2,f16c")))
+#endif
+
+namespace strata::core {
+
+#ifdef STRATA_AVX2
+
+bool cpu_has_avx2() {
+  static const bool have = [] {
+    __builtin_cpu_init();
+    // F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not name it.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") != 0 && f16c && !env_flag(EnvVar::NoAvx2);
+  }();
+  return have;
+}
+
+namespace {
+
+STRATA_TARGET_AVX2 inline int32_t hsum(__m128i v) {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
+  return _mm_cvtsi128_si32(v);
+}
+
+STRATA_TARGET_AVX2 inline int32_t hsum(__m256i v) {
+  return hsum(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+// The 8 int32 partial sums of unsigned bytes u times signed bytes s: lanes 0-3 hold bytes 0-15, lanes 4-7 bytes 16-31.
+STRATA_TARGET_AVX2 inline __m256i dot_bytes(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+STRATA_TARGET_AVX2 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// The totals of eight vectors of int32 partial sums, one a lane: lane j = the sum of v[j]'s lanes.
+STRATA_TARGET_AVX2 inline __m256i totals(const __m256i (&v)[8]) {
+  const __m256i s0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i s1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(s0, s1, 0x20), _mm256_permute2x128_si256(s0, s1, 0x31));
+}
+
+// An F16 scale as F32 by the F16C instruction (exact, as fp16_to_f32; every
+// AVX2 CPU has F16C, and cpu_has_avx2 asks for both).
+STRATA_TARGET_AVX2 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+// Eight int32 as floats (exact below 2^24).
+STRATA_TARGET_AVX2 inline __m256 as_float(__m256i v) { return _mm256_cvtepi32_ps(v); }
+
+// The activation blocks' scales d and sums (as floats) of a super-block: lane j = block j.
+STRATA_TARGET_AVX2 inline __m256 act_d(const BlockQ8A* a) {
+  return _mm256_setr_ps(a[0].d, a[1].d, a[2].d, a[3].d, a[4].d, a[5].d, a[6].d, a[7].d);
+}
+STRATA_TARGET_AVX2 inline __m256 act_sum(const BlockQ8A* a) {
+  return as_float(_mm256_setr_epi32(a[0].sum, a[1].sum, a[2].sum, a[3].sum, a[4].sum, a[5].sum, a[6].sum, a[7].sum));
+}
+
+// A K-quant's 12 scale bytes as sc_j and m_j, j = 0..7, in 8 int32 lanes
+// each: unpack_scale_min_k4 for every j at once. For j < 4, sc and m are the
+// low 6 bits of bytes j and j + 4; for j >= 4, the nibbles of byte j + 4
+// below the top 2 bits of bytes j - 4 (sc) and j (m).
+STRATA_TARGET_AVX2 inline void scales_min(const uint8_t* s, __m256i& sc, __m256i& m) {
+  uint32_t w0, w1, w2;
+  std::memcpy(&w0, s, 4);
+  std::memcpy(&w1, s + 4, 4);
+  std::memcpy(&w2, s + 8, 4);
+  const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | (((w0 >> 6) & 0x03030303u) << 4);
+  const uint32_t m_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | (((w1 >> 6) & 0x03030303u) << 4);
+  sc = _mm256_cvtepu8_epi32(_mm_setr_epi32(static_cast<int>(w0 & 0x3F3F3F3Fu), static_cast<int>(sc_hi), 0, 0));
+  m = _mm256_cvtepu8_epi32(_mm_setr_epi32(static_cast<int>(w1 & 0x3F3F3F3Fu), static_cast<int>(m_hi), 0, 0));
+}
+
+// Q4_K and Q5_K after the integer dots (lane j: sub-block j): the terms of
+// the portable dot_minmax_superblock, a.d * (ws * isum - wm * a.sum) with
+// ws = d * sc and wm = dmin * m, each rounded lane by lane exactly as the
+// scalar code rounds them (the conversions are exact: |isum| < 2^24).
+STRATA_TARGET_AVX2 inline __m256 terms_minmax(uint16_t d16, uint16_t dmin16, const uint8_t* scales, __m256i isum,
+                                              __m256 ad, __m256 asum) {
+  __m256i sc, m;
+  scales_min(scales, sc, m);
+  const __m256 ws = _mm256_mul_ps(_mm256_set1_ps(half_to_float(d16)), as_float(sc));
+  const __m256 wm = _mm256_mul_ps(_mm256_set1_ps(half_to_float(dmin16)), as_float(m));
+  return _mm256_mul_ps(ad, _mm256_sub_ps(_mm256_mul_ps(ws, as_float(isum)), _mm256_mul_ps(wm, asum)));
+}
+
+// Row r's accumulator (lane r of acc) plus t[r]'s lanes 0, 1, ..., 7, added
+// one at a time in that order: the portable code's sequential sum, for R = 1
+// or 4 rows at once (the 4 x 8 terms transposed so each add serves 4 rows).
+template <int R>
+STRATA_TARGET_AVX2 inline void add_terms(__m128& acc, const __m256 (&t)[R]) {
+  static_assert(R == 1 || R == 4, "add_terms: 1 or 4 rows");
+  if constexpr (R == 1) {
+    alignas(32) float v[8];
+    _mm256_store_ps(v, t[0]);
+    float a = _mm_cvtss_f32(acc);
+    for (float x : v) a += x;
+    acc = _mm_set_ss(a);
+  } else {
+    const __m256 u0 = _mm256_unpacklo_ps(t[0], t[1]), u1 = _mm256_unpackhi_ps(t[0], t[1]);
+    const __m256 u2 = _mm256_unpacklo_ps(t[2], t[3]), u3 = _mm256_unpackhi_ps(t[2], t[3]);
+    // c[j] lane r (in 128-bit half h) = t[r][j + 4h]
+    const __m256 c[4] = {_mm256_shuffle_ps(u0, u2, 0x44), _mm256_shuffle_ps(u0, u2, 0xEE),
+                         _mm256_shuffle_ps(u1, u3, 0x44), _mm256_shuffle_ps(u1, u3, 0xEE)};
+    for (int j = 0; j < 4; ++j) acc = _mm_add_ps(acc, _mm256_castps256_ps128(c[j]));
+    for (int j = 0; j < 4; ++j) acc = _mm_add_ps(acc, _mm256_extractf128_ps(c[j], 1));
+  }
+}
+
+template <int R>
+STRATA_TARGET_AVX2 inline void store_rows(__m128 acc, float* out) {
+  alignas(16) float v[4];
+  _mm_store_ps(v, acc);
+  for (int r = 0; r < R; ++r) out[r] = v[r];
+}
+
+// Rows stream from memory faster with the super-block after next asked for
+// ahead of use (measured: Q4_K rows from DRAM, one thread, 4.7 -> 7.0 GB/s);
+// a prefetch past a row's end is harmless (it never faults).
+inline constexpr int64_t kPrefetchBlocks = 2;
+
+template <typename Block>
+STRATA_TARGET_AVX2 inline void prefetch_block(const Block* b) {
+  const char* p = reinterpret_cast<const char*>(b);
+  for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+}
+
+// The integer dots of a Q4_K or Q5_K super-block with its activations: lane j = sub-block j.
+template <typename Block>
+STRATA_TARGET_AVX2 inline __m256i isums_minmax(const Block& b, const BlockQ8A* ab) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256i part[8];
+  if constexpr (std::is_same_v<Block, BlockQ4_K>) {
+    for (int g = 0; g < 4; ++g) {  // sub-blocks 2g (low nibbles) and 2g + 1 (high nibbles)
+      const __m256i q = load32(b.qs + 32 * g);
+      part[2 * g] = dot_bytes(_mm256_and_si256(q, m4), load32(ab[2 * g].qs));
+      part[2 * g + 1] = dot_bytes(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), load32(ab[2 * g + 1].qs));
+    }
+  } else {
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i qh = load32(b.qh);  // value 64g + l: bit 2g of qh[l]; 64g + 32 + l: bit 2g + 1
+    for (int g = 0; g < 4; ++g) {
+      const __m256i q = load32(b.qs + 32 * g);
+      const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4);
+      const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4);
+      const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
+      const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
+      part[2 * g] = dot_bytes(lo, load32(ab[2 * g].qs));
+      part[2 * g + 1] = dot_bytes(hi, load32(ab[2 * g + 1].qs));
+    }
+  }
+  return totals(part);
+}
+
+// R rows of Q4_K or Q5_K against one activation row.
+template <typename Block, int R>
+STRATA_TARGET_AVX2 void dot_minmax_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab), asum = act_sum(ab);
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const Block& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      t[r] = terms_minmax(b.d, b.dmin, b.scales, isums_minmax(b, ab), ad, asum);
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
+// R rows of Q6_K against one activation row.
+template <int R>
+STRATA_TARGET_AVX2 void dot_q6_k_rows(const BlockQ6_K* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3), ones = _mm256_set1_epi8(1);
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab);
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const BlockQ6_K& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      __m256i part[8];
+      for (int c = 0; c < 8; ++c) {  // sub-block c = 4h + k: half h, quarter k of 32 values
+        const int h = c / 4, k = c % 4;
+        const __m256i ql = load32(b.ql + 64 * h + 32 * (k & 1));
+        const __m256i lo4 = _mm256_and_si256(k >> 1 ? _mm256_srli_epi16(ql, 4) : ql, m4);
+        const __m256i hi2 = _mm256_and_si256(_mm256_srli_epi16(load32(b.qh + 32 * h), 2 * k), m2);
+        const __m256i q = _mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4));  // stored value: q - 32 is the quant
+        const __m256i s = load32(ab[c].qs);
+        // Sum (q - 32) s over each half = sum q s - 32 sum s, exactly; lanes 0-3 the first 16 values, 4-7 the
+        // next, each times its 16-value scale: the lanes then add up to the portable code's isum.
+        const __m256i v = _mm256_sub_epi32(dot_bytes(q, s), _mm256_slli_epi32(dot_bytes(ones, s), 5));
+        const int32_t s0 = b.scales[2 * c], s1 = b.scales[2 * c + 1];
+        part[c] = _mm256_mullo_epi32(v, _mm256_setr_epi32(s0, s0, s0, s0, s1, s1, s1, s1));
+      }
+      // Lane c: (d * a.d) * isum, rounded as the portable code rounds it.
+      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(totals(part)));
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
+}  // namespace
+
+STRATA_TARGET_AVX2 void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+  for (; i < n; ++i) out[i] = half_to_float(h[i]);
+}
+
+STRATA_TARGET_AVX2 float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const __m256i q = load32(x[i].qs), s = load32(a[i].qs);
+    // |q| as unsigned bytes times a with q's sign: q * a in each product.
+    const int32_t isum = hsum(dot_bytes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q)));
+    acc += (half_to_float(x[i].d) * a[i].d) * static_cast<float>(isum);
+  }
+  return acc;
+}
+
+STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const __m256i s = load32(a[i].qs);
+    __m256i p[4];
+    for (int r = 0; r < 4; ++r) {
+      const __m256i q = load32(x[r][i].qs);
+      p[r] = dot_bytes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q));
+    }
+    // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m128 dw = _mm_setr_ps(half_to_float(x[0][i].d), half_to_float(x[1][i].d), half_to_float(x[2][i].d),
+                                  half_to_float(x[3][i].d));
+    // Per row: acc += (d_w * d_a) * (float)isum.
+    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, _mm_set1_ps(a[i].d)), _mm_cvtepi32_ps(isum)));
+  }
+  store_rows<4>(acc, out);
+}
+
+STRATA_TARGET_AVX2 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) {
+  float out;
+  dot_minmax_rows<BlockQ4_K, 1>(&x, a, nb, &out);
+  return out;
+}
+STRATA_TARGET_AVX2 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  dot_minmax_rows<BlockQ4_K, 4>(x, a, nb, out);
+}
+
+STRATA_TARGET_AVX2 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) {
+  float out;
+  dot_minmax_rows<BlockQ5_K, 1>(&x, a, nb, &out);
+  return out;
+}
+STRATA_TARGET_AVX2 void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  dot_minmax_rows<BlockQ5_K, 4>(x, a, nb, out);
+}
+
+STRATA_TARGET_AVX2 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
+  float out;
+  dot_q6_k_rows<1>(&x, a, nb, &out);
+  return out;
+}
+STRATA_TARGET_AVX2 void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  dot_q6_k_rows<4>(x, a, nb, out);
+}
+
+#else
+
+bool cpu_has_avx2() { return false; }
+
+// Never called where cpu_has_avx2() is false.
+void f16_to_f32_avx2(const uint16_t*, float*, int64_t) {}
+float dot_q8_0_avx2(const BlockQ8_0*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_q4_k_avx2(const BlockQ4_K*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_q5_k_avx2(const BlockQ5_K*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_q6_k_avx2(const BlockQ6_K*, const BlockQ8A*, int64_t) { return 0.0f; }
+void dot4_q8_0_avx2(const BlockQ8_0* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_q4_k_avx2(const BlockQ4_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_q5_k_avx2(const BlockQ5_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_q6_k_avx2(const BlockQ6_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
+
+#endif
+
+}  // namespace strata::core

@@ -1,0 +1,41 @@
+// AVX2 forms of the Q8A dot products, bit for bit the portable ones (quant.cpp, quant_kquants.cpp), chosen at run time.
+#pragma once
+
+#include <cstdint>
+
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
+
+namespace strata::core {
+
+// Whether this CPU runs the AVX2 forms (x86-64 with AVX2 and F16C, and STRATA_NO_AVX2
+// unset when first asked); vec_dot uses them then.
+bool cpu_has_avx2();
+
+// The plain loop of Q8_0 (quant.cpp; the K-quants' are in quant_kquants.h).
+float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
+
+// The integer dot of each sub-block in 256-bit lanes (pmaddubsw/pmaddwd, exact
+// in int32); every F32 operation, and their order, as the portable forms (the
+// file is built without contraction and without FMA). Call only where
+// cpu_has_avx2().
+float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
+float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
+float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
+
+// out[i] = the F32 value of half h[i], i < n, with F16C (8 at a time):
+// fp16_to_f32's bits for every half except signaling NaNs, which F16C
+// returns quiet.
+void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n);
+
+// Four rows against the same activations, out[r] = the one-row form of x[r]
+// bit for bit: the rows share the activation loads, and the four sequential
+// F32 sums advance side by side in one vector (each row's terms still added
+// one at a time in the portable order).
+void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+
+}  // namespace strata::core

@@ -1,0 +1,62 @@
+// Per-type reference kernels behind quant.h's dispatch, and the helpers they share.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/quant/fp16.h"
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
+
+namespace strata::core {
+
+// Nearest integer of v clamped to [lo, hi], ties to even. Branch-free so that
+// quantizer loops vectorise: clamping first keeps |v| < 2^22, where adding
+// 1.5 * 2^23 leaves the rounded integer in the low mantissa bits and
+// subtracting it again gives that integer exactly. NaN clamps to hi, so no
+// input makes the int conversion undefined.
+inline int round_clamp(float v, float lo, float hi) {
+  v = v < hi ? v : hi;
+  v = v > lo ? v : lo;
+  return static_cast<int>((v + 0x1.8p23f) - 0x1.8p23f);
+}
+
+// A non-negative block scale stored as F16, rounded up rather than to nearest
+// so that values divided by the stored scale never pass the integer range the
+// scale was sized for (no clipping from the F16 rounding). Saturates at the
+// largest half instead of becoming inf, so a huge input clips rather than
+// decoding to inf/NaN.
+inline uint16_t scale_to_fp16_up(float s) {
+  s = std::min(s, 65504.0f);
+  uint16_t h = f32_to_fp16(s);
+  if (fp16_to_f32(h) < s) ++h;  // next half up; s <= 65504 keeps it finite
+  return h;
+}
+
+// Exact integer dot of n weight quants with n activation quants.
+template <typename Q>
+inline int32_t dot_quants(const Q* q, const int8_t* qa, int n) {
+  int32_t s = 0;
+  for (int i = 0; i < n; ++i) s += static_cast<int32_t>(q[i]) * static_cast<int32_t>(qa[i]);
+  return s;
+}
+
+// nb = number of super-blocks (n / 256). Orders of accumulation: quant.h.
+// dot_*_portable are the plain loops; dot_* use quant_avx2's forms where the
+// CPU has AVX2 (the same bits).
+float dot_q4_k_portable(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
+float dot_q5_k_portable(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
+float dot_q6_k_portable(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
+void dequantize_q4_k(const BlockQ4_K* x, float* y, int64_t nb);
+void quantize_q4_k(const float* x, BlockQ4_K* y, int64_t nb);
+float dot_q4_k(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);  // the AVX2 form where the CPU has it
+
+void dequantize_q5_k(const BlockQ5_K* x, float* y, int64_t nb);
+void quantize_q5_k(const float* x, BlockQ5_K* y, int64_t nb);
+float dot_q5_k(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
+
+void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb);
+void quantize_q6_k(const float* x, BlockQ6_K* y, int64_t nb);
+float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
+
+}  // namespace strata::core

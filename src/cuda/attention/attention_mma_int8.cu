@@ -1,0 +1,10 @@
+// Tensor-core prompt attention instances for INT8 KV caches, F16 operands (see attention_mma.cuh).
+#include "cuda/attention/attention_mma.cuh"
+
+namespace strata::cuda::attn_mma {
+
+void launch_int8(const attn::Params& p, int D, cudaStream_t stream) {
+  launch_by_dim<core::KvType::Int8, false>(p, D, stream);
+}
+
+}  // namespace strata::cuda::attn_mma

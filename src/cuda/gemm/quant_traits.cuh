@@ -1,0 +1,487 @@
+// What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K).
+//
+// Kernels are templates on the type and take every type-specific fact from
+// here, so a new type is one specialisation below plus its place in the
+// path lists of type_paths.h. A type without a specialisation fails to
+// compile where a kernel is instantiated for it.
+//
+// Every type:
+//   kBytes256       bytes of 256 consecutive values of a row: one K-quant
+//                   super-block, eight Q8_0 blocks, 256 floats or halves;
+//                   kernels step along K in these groups
+//   value(row, i)   element i of a row as F32, with the F32 operations of
+//                   core::dequantize_row in its order (explicit _rn
+//                   intrinsics, so nvcc cannot contract them): embed
+// Float types: f32(bits) for 16-bit ones, wf8 (eight
+// weights as F32: mmvq, mmq_float).
+// Quantized types: B points at a 256-value group of a row and j (0..7) picks
+// one of its eight 32-value Q8A blocks (a K-quant sub-block, half of two
+// Q6_K sub-blocks, a Q8_0 block):
+//   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
+//                   bytes: dp4a operands (mmvq) and what the tensor-core
+//                   kernels decode to F16 (f16_decode.cuh)
+//   row_head, row_scale, term     the weight scales and the F32 term of one
+//                   block exactly as core::vec_dot forms it (mmvq)
+//   scale_entry(_pair)            F16 (scale, -min) entries of the tensor-core
+//                   GEMMs' prep tables and of the F16 decode
+//   kSigned         the quants are two's complement bytes (Q6_K, Q8_0)
+//   kSplitHalves    a block's two 16-value halves have their own scales (Q6_K)
+//   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
+//                   instruction's two core matrices (8 for Q6_K, else 4)
+//   kF16Stride, kWgStride, kWgCols  shared-memory row strides of the mma.sync
+//                   and warpgroup GEMMs (bank-conflict free for this group
+//                   size) and the warpgroup GEMM's positions per block
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
+#include "cuda/gemm/gemm_device.cuh"
+#include "cuda/gemm/mma_ops.cuh"
+#include "cuda/gemm/wgmma_layout.h"
+
+namespace strata::cuda {
+
+using core::GgmlType;
+
+// False for every T: the static_assert on it fires only when a kernel is
+// instantiated for a type with no specialisation.
+template <GgmlType T>
+inline constexpr bool kNoDeviceKernel = false;
+
+template <GgmlType T>
+struct QuantTraits {
+  static_assert(kNoDeviceKernel<T>, "QuantTraits: a type without CUDA kernels (cuda/gemm/quant_traits.cuh)");
+};
+
+// The super-block scales of a group (K-quants): d, and dmin for Q4_K/Q5_K.
+// Q8_0 keeps its scale per 32-value block (row_scale reads it).
+struct RowHead {
+  float d;
+  float dmin;
+};
+
+// The weight-side scales of Q8A block j of a group.
+struct RowScale {
+  float a;  // Q4_K/Q5_K: d * sc_j; Q6_K, Q8_0: d
+  float b;  // Q4_K/Q5_K: dmin * m_j
+  int s0;   // Q6_K: scale of the first 16 values
+  int s1;   // Q6_K: scale of the last 16 values
+};
+
+namespace quant_detail {
+
+using gemm_detail::i2f_small;
+using gemm_detail::ld_half;
+using gemm_detail::ld_u32;
+
+__device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+
+// ---- float types -----------------------------------------------------------
+
+// F16 and BF16: Bits::f32 turns the low 16 bits of a word into F32.
+template <class Bits>
+struct Float16 {
+  static constexpr int kBytes256 = 512;
+
+  __device__ __forceinline__ static float f32(uint32_t b) { return Bits::f32(b); }
+
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return Bits::f32(static_cast<const uint16_t*>(row)[i]);
+  }
+
+  // Eight weights starting at P (16-byte aligned).
+  __device__ __forceinline__ static void wf8(const uint8_t* P, float (&w)[8]) {
+    const uint4 q = *reinterpret_cast<const uint4*>(P);
+    const uint32_t h[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      w[2 * i] = Bits::f32(h[i] & 0xffffu);
+      w[2 * i + 1] = Bits::f32(h[i] >> 16);
+    }
+  }
+};
+
+struct HalfBits {
+  __device__ __forceinline__ static float f32(uint32_t b) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(b)));
+  }
+};
+
+struct Bf16Bits {
+  __device__ __forceinline__ static float f32(uint32_t b) { return __uint_as_float(b << 16); }
+};
+
+}  // namespace quant_detail
+
+template <>
+struct QuantTraits<GgmlType::F32> {
+  static constexpr int kBytes256 = 1024;
+
+  __device__ __forceinline__ static float value(const void* row, int64_t i) { return static_cast<const float*>(row)[i]; }
+
+  // Eight weights starting at P (16-byte aligned).
+  __device__ __forceinline__ static void wf8(const uint8_t* P, float (&w)[8]) {
+    const float4 u = reinterpret_cast<const float4*>(P)[0];
+    const float4 v = reinterpret_cast<const float4*>(P)[1];
+    w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w, w[4] = v.x, w[5] = v.y, w[6] = v.z, w[7] = v.w;
+  }
+};
+
+template <>
+struct QuantTraits<GgmlType::F16> : quant_detail::Float16<quant_detail::HalfBits> {};
+
+template <>
+struct QuantTraits<GgmlType::BF16> : quant_detail::Float16<quant_detail::Bf16Bits> {};
+
+
+// ---- quantized types -------------------------------------------------------
+
+namespace quant_detail {
+
+// Sub-block j (0..7) of a Q4_K/Q5_K scale array, as core::unpack_scale_min_k4.
+__device__ __forceinline__ void unpack_scale_min_k4_dev(const uint8_t* bytes, int j, int& sc, int& m) {
+  if (j < 4) {
+    sc = bytes[j] & 63;
+    m = bytes[j + 4] & 63;
+  } else {
+    sc = (bytes[j + 4] & 0x0f) | ((bytes[j - 4] >> 6) << 4);
+    m = (bytes[j + 4] >> 4) | ((bytes[j] >> 6) << 4);
+  }
+}
+
+// Sub-blocks j and j + 4 (j < 4) of a Q4_K/Q5_K scale array at once: bytes
+// j, j + 4 and j + 8 hold both (unpack_scale_min_k4_dev of j and of j + 4).
+__device__ __forceinline__ void unpack_scale_min_k4_pair_dev(const uint8_t* bytes, int j, int& sc0, int& m0, int& sc1,
+                                                             int& m1) {
+  const int a = bytes[j], b = bytes[j + 4], c = bytes[j + 8];
+  sc0 = a & 63;
+  m0 = b & 63;
+  sc1 = (c & 0x0f) | ((a >> 6) << 4);
+  m1 = (c >> 4) | ((b >> 6) << 4);
+}
+
+// (d * sc_j) * q - dmin * m_j for a Q4_K/Q5_K value q of sub-block j.
+__device__ __forceinline__ float dequant_minmax(uint16_t d16, uint16_t dmin16, const uint8_t* scales, int j, int q) {
+  int sc, m;
+  unpack_scale_min_k4_dev(scales, j, sc, m);
+  const float ws = __fmul_rn(half_bits_to_float(d16), static_cast<float>(sc));
+  const float wm = __fmul_rn(half_bits_to_float(dmin16), static_cast<float>(m));
+  return __fsub_rn(__fmul_rn(ws, static_cast<float>(q)), wm);
+}
+
+// A Q4_K/Q5_K entry from a block's 6-bit scale and min: (d * sc, -(dmin *
+// m)), both exact in F32, rounded to F16.
+__device__ __forceinline__ uint32_t k4_entry(const RowHead& head, int sc, int m) {
+  return mma::pack_half2(__fmul_rn(head.d, i2f_small(sc)), -__fmul_rn(head.dmin, i2f_small(m)));
+}
+
+// Q4_K and Q5_K: d and dmin (halves) at 0 and 2, 12 bytes of 6-bit scales
+// and mins at 4, 4-bit quants at kQs (group j/2 of 32 bytes, low nibbles for
+// even j, high for odd); Q5_K's fifth bits at 16 (bit j of byte l for value
+// 32j + l).
+template <int kQs, bool kFifthBit>
+struct MinMaxK {
+  static constexpr bool kSigned = false;
+  static constexpr bool kSplitHalves = false;
+  static constexpr int kChunkDelta = 4;
+
+  // Values 4 k4 .. 4 k4 + 3 of block j as four bytes.
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    const uint32_t lo = (ld_u32(B + kQs + 32 * (j >> 1) + 4 * k4) >> (4 * (j & 1))) & 0x0F0F0F0Fu;
+    if constexpr (kFifthBit) {
+      const uint32_t hi = ((ld_u32(B + offsetof(core::BlockQ5_K, qh) + 4 * k4) >> j) & 0x01010101u) << 4;
+      return static_cast<int>(lo | hi);
+    } else {
+      return static_cast<int>(lo);
+    }
+  }
+
+  // All eight words of block j (w4 for k4 = 0..7) with 16-byte loads: the
+  // groups start 16-byte aligned (B must then be).
+  __device__ __forceinline__ static void w8(const uint8_t* B, int j, int (&w)[8]) {
+    const auto* q = reinterpret_cast<const uint4*>(B + kQs + 32 * (j >> 1));
+    const uint4 q0 = q[0], q1 = q[1];
+    const uint32_t v[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+    uint32_t h[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if constexpr (kFifthBit) {
+      const auto* qh = reinterpret_cast<const uint4*>(B + 16);
+      const uint4 h0 = qh[0], h1 = qh[1];
+      const uint32_t hv[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) h[i] = ((hv[i] >> j) & 0x01010101u) << 4;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i] = static_cast<int>(((v[i] >> (4 * (j & 1))) & 0x0F0F0F0Fu) | h[i]);
+  }
+
+  // w4's words 2t and 2t + 1 of block j (lane t of a quad: values 8t ..
+  // 8t + 7) with one 8-byte load (8t is 8-byte aligned in the group; with
+  // kF16Stride the 16 lanes of a half warp hit distinct banks).
+  __device__ __forceinline__ static void w4_pair(const uint8_t* B, int j, int t, uint32_t (&w)[2]) {
+    const uint2 q = *reinterpret_cast<const uint2*>(B + kQs + 32 * (j >> 1) + 8 * t);
+    const int shift = 4 * (j & 1);
+    w[0] = (q.x >> shift) & 0x0F0F0F0Fu;
+    w[1] = (q.y >> shift) & 0x0F0F0F0Fu;
+    if constexpr (kFifthBit) {
+      const uint2 h = *reinterpret_cast<const uint2*>(B + 16 + 8 * t);  // fifth bits: bit j of each byte
+      w[0] |= ((h.x >> j) & 0x01010101u) << 4;
+      w[1] |= ((h.y >> j) & 0x01010101u) << 4;
+    }
+  }
+
+  // Lane t's quants of warpgroup instruction i (wgmma_layout.h): values 64p
+  // + l (low nibbles) and 64p + 32 + l (high) share qs[32p + l]; (v | v <<
+  // 12) puts the high nibbles of bytes 0, 1 at bits 16, 24. The fifth bit
+  // of value 32j + l is bit j of qh[l]: bit 2p of each byte to bit 4 of
+  // bytes 0, 1, bit 2p + 1 to bit 4 of bytes 2, 3.
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
+    const uint32_t v = wgmma::ld16(B + kQs + 32 * p + l);
+    uint32_t u = (v | (v << 12)) & 0x0F0F0F0Fu;
+    if constexpr (kFifthBit) {
+      const uint32_t h = wgmma::ld16(B + 16 + l) >> (2 * p);
+      u |= ((h & 0x0101u) << 4) | ((h & 0x0202u) << 19);
+    }
+    return u;
+  }
+
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{ld_half(B), ld_half(B + 2)}; }
+
+  // d * sc_j and dmin * m_j (core::unpack_scale_min_k4 over the bytes at 4).
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    RowScale rs{0.0f, 0.0f, 0, 0};
+    int sc, m;
+    unpack_scale_min_k4_dev(B + 4, j, sc, m);
+    rs.a = __fmul_rn(head.d, i2f_small(sc));
+    rs.b = __fmul_rn(head.dmin, i2f_small(m));
+    return rs;
+  }
+
+  // The F32 term of one block as core::vec_dot forms it: lo and hi are the
+  // exact integer dots of its first and last 16 values, ad and asum the
+  // activation block's d and sum: a.d * (ws * isum - wm * a.sum).
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float asum) {
+    return __fmul_rn(ad, __fsub_rn(__fmul_rn(rs.a, i2f_small(lo + hi)), __fmul_rn(rs.b, asum)));
+  }
+
+  // The F16 pair (d * sc_j, -(dmin * m_j)).
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    int sc, m;
+    unpack_scale_min_k4_dev(B + 4, j, sc, m);
+    return k4_entry(head, sc, m);
+  }
+
+  // The entries of blocks j and j + 4 (j < 4) from the three scale bytes
+  // they share, with no branch on j (lanes taking different j run the same
+  // instructions).
+  __device__ __forceinline__ static void scale_entry_pair(const uint8_t* B, const RowHead& head, int j, uint32_t& lo,
+                                                          uint32_t& hi) {
+    int sc0, m0, sc1, m1;
+    unpack_scale_min_k4_pair_dev(B + 4, j, sc0, m0, sc1, m1);
+    lo = k4_entry(head, sc0, m0);
+    hi = k4_entry(head, sc1, m1);
+  }
+};
+
+// Q6_K and Q8_0: w8, w4_pair and scale_entry_pair from Q's w4 and
+// scale_entry (their blocks are only 2-byte aligned: no wide loads).
+template <class Q>
+struct WordQuants {
+  __device__ __forceinline__ static void w8(const uint8_t* B, int j, int (&w)[8]) {
+#pragma unroll
+    for (int k4 = 0; k4 < 8; ++k4) w[k4] = Q::w4(B, j, k4);
+  }
+
+  __device__ __forceinline__ static void w4_pair(const uint8_t* B, int j, int t, uint32_t (&w)[2]) {
+    w[0] = static_cast<uint32_t>(Q::w4(B, j, 2 * t));
+    w[1] = static_cast<uint32_t>(Q::w4(B, j, 2 * t + 1));
+  }
+
+  __device__ __forceinline__ static void scale_entry_pair(const uint8_t* B, const RowHead& head, int j, uint32_t& lo,
+                                                          uint32_t& hi) {
+    lo = Q::scale_entry(B, head, j);
+    hi = Q::scale_entry(B, head, j + 4);
+  }
+};
+
+}  // namespace quant_detail
+
+// Q4_K: 144-byte super-blocks, quants at 16. The warpgroup GEMM takes 128
+// positions per block: only these groups leave room for two stages of 128
+// beside 256 weight rows.
+template <>
+struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<offsetof(core::BlockQ4_K, qs), false> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ4_K);
+  static constexpr int kF16Stride = 160;
+  static constexpr int kWgStride = 144;
+  static constexpr int kWgCols = 128;
+
+  // Group g = e / 64 keeps its 64 values in qs[32g .. 32g+31]: the first 32
+  // in the low nibbles, the next 32 in the high.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ4_K*>(row)[i / core::kQK_K], static_cast<int>(i % core::kQK_K));
+  }
+
+  // Value e of block b.
+  __device__ __forceinline__ static float value(const core::BlockQ4_K& b, int e) {
+    const int g = e / 64, hi = (e / 32) % 2, l = e % 32;
+    const int q = (b.qs[32 * g + l] >> (4 * hi)) & 0x0f;
+    return quant_detail::dequant_minmax(b.d, b.dmin, b.scales, e / 32, q);
+  }
+};
+
+// Q5_K: 176-byte super-blocks, fifth bits at 16, quants at 48.
+template <>
+struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<offsetof(core::BlockQ5_K, qs), true> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ5_K);
+  static constexpr int kF16Stride = 224;
+  static constexpr int kWgStride = 176;
+  static constexpr int kWgCols = 64;
+
+  // The Q4_K nibble plus bit 2g (+1 for the high half of the group) of qh[l]
+  // as bit 4.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ5_K*>(row)[i / core::kQK_K], static_cast<int>(i % core::kQK_K));
+  }
+
+  // Value e of block b.
+  __device__ __forceinline__ static float value(const core::BlockQ5_K& b, int e) {
+    const int g = e / 64, hi = (e / 32) % 2, l = e % 32;
+    const int q = ((b.qs[32 * g + l] >> (4 * hi)) & 0x0f) | (((b.qh[l] >> (2 * g + hi)) & 1) << 4);
+    return quant_detail::dequant_minmax(b.d, b.dmin, b.scales, e / 32, q);
+  }
+};
+
+// Q6_K: 210-byte super-blocks (2-byte aligned): low 4 bits in ql at 0, top 2
+// bits in qh at 128, 16 signed 8-bit scales at 192, d at 208. Value 128h +
+// 32k + l (block j = 4h + k) has its low bits in ql[64h + 32(k&1) + l] (high
+// nibble for k >= 2) and its top bits at 2k of qh[32h + l].
+template <>
+struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlType::Q6_K>> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ6_K);
+  static constexpr int kQh = offsetof(core::BlockQ6_K, qh), kScales = offsetof(core::BlockQ6_K, scales),
+                       kD = offsetof(core::BlockQ6_K, d);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = true;
+  static constexpr int kChunkDelta = 8;  // the other nibble of a byte lies 64 values on
+  static constexpr int kF16Stride = 224;
+  static constexpr int kWgStride = 240;
+  static constexpr int kWgCols = 64;
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    const int h = j >> 2, k = j & 3;
+    const uint32_t lo = (gemm_detail::ld_u32_a2(B + 64 * h + 32 * (k & 1) + 4 * k4) >> (4 * (k >> 1))) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((gemm_detail::ld_u32_a2(B + kQh + 32 * h + 4 * k4) >> (2 * k)) & 0x03030303u) << 4;
+    // q - 32 in each byte. The bytes are 0..63, so with bit 7 set first no
+    // subtraction borrows from its neighbour: three instructions where the
+    // saturating __vsubss4 (never saturating here) is emulated in about twelve.
+    return static_cast<int>(((lo | hi | 0x80808080u) - 0x20202020u) ^ 0x80808080u);
+  }
+
+  // Instruction i = 8h + 4k + w takes sub-blocks k and k + 2 of half h: low
+  // 4 bits in the low and high nibbles of ql[64h + 32k + l], high 2 bits at
+  // 2k and 2k + 4 of qh[32h + l].
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int h = i >> 3, k = (i >> 2) & 1, l = 8 * (i & 3) + 2 * t;
+    const uint32_t v = wgmma::ld16(B + 64 * h + 32 * k + l);
+    const uint32_t q = wgmma::ld16(B + kQh + 32 * h + l) >> (2 * k);
+    const uint32_t u = ((v | (v << 12)) & 0x0F0F0F0Fu) | ((q & 0x0303u) << 4) | ((q & 0x3030u) << 16);
+    // q - 32 per byte: bit 7 set first, so no borrow crosses a byte.
+    return ((u | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
+  }
+
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{gemm_detail::ld_half(B + kD), 0.0f}; }
+
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    RowScale rs{0.0f, 0.0f, 0, 0};
+    rs.a = head.d;
+    rs.s0 = static_cast<int8_t>(B[kScales + 2 * j]);
+    rs.s1 = static_cast<int8_t>(B[kScales + 2 * j + 1]);
+    return rs;
+  }
+
+  // (d * a.d) * (sc_lo * isum_lo + sc_hi * isum_hi); |isum| < 2^24, so exact.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float) {
+    return __fmul_rn(__fmul_rn(rs.a, ad), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
+  }
+
+  // (d * sc_lo, d * sc_hi): the scales of the block's two 16-value halves.
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    const RowScale rs = row_scale(B, head, j);
+    return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+  }
+
+  // (d * scales[e / 16]) * (q - 32).
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ6_K*>(row)[i / core::kQK_K], static_cast<int>(i % core::kQK_K));
+  }
+
+  // Value e of block b.
+  __device__ __forceinline__ static float value(const core::BlockQ6_K& b, int e) {
+    const int h = e / 128, r = e % 128, k = r / 32, l = r % 32;
+    const int lo = (b.ql[64 * h + l + 32 * (k & 1)] >> (4 * (k >> 1))) & 0x0f;
+    const int hi2 = (b.qh[32 * h + l] >> (2 * k)) & 3;
+    const int q = (lo | (hi2 << 4)) - 32;
+    return __fmul_rn(__fmul_rn(quant_detail::half_bits_to_float(b.d), static_cast<float>(b.scales[e / 16])),
+                     static_cast<float>(q));
+  }
+};
+
+// Q8_0: eight 34-byte blocks (2-byte aligned), each a half scale d and 32
+// signed quants.
+template <>
+struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlType::Q8_0>> {
+  static constexpr int kBytes256 = core::kQK_K / core::kQK8_0 * sizeof(core::BlockQ8_0);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = false;
+  static constexpr int kChunkDelta = 4;
+  static constexpr int kF16Stride = 288;
+  static constexpr int kWgStride = 272;
+  static constexpr int kWgCols = 64;
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + 34 * j + 2 + 4 * k4));
+  }
+
+  // Instruction i = 4p + w takes blocks 2p and 2p + 1.
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
+    return wgmma::ld16(B + 34 * (2 * p) + 2 + l) | (wgmma::ld16(B + 34 * (2 * p + 1) + 2 + l) << 16);
+  }
+
+  // The scales are per block (row_scale).
+  __device__ __forceinline__ static RowHead row_head(const uint8_t*) { return RowHead{0.0f, 0.0f}; }
+
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead&, int j) {
+    RowScale rs{0.0f, 0.0f, 0, 0};
+    rs.a = gemm_detail::ld_half(B + 34 * j);
+    return rs;
+  }
+
+  // (d_w * d_a) * isum.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float) {
+    return __fmul_rn(__fmul_rn(rs.a, ad), gemm_detail::i2f_small(lo + hi));
+  }
+
+  // (d, 0).
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    return mma::pack_half2(row_scale(B, head, j).a, 0.0f);
+  }
+
+  // d * q.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ8_0*>(row)[i / core::kQK8_0], static_cast<int>(i % core::kQK8_0));
+  }
+
+  // Value e of block b.
+  __device__ __forceinline__ static float value(const core::BlockQ8_0& b, int e) {
+    return __fmul_rn(quant_detail::half_bits_to_float(b.d), static_cast<float>(b.qs[e]));
+  }
+};
+
+}  // namespace strata::cuda

@@ -1,6 +1,0 @@
-// Instance file: the warpgroup (sm_90a) GEMM kernel for Q6_K weights.
-#include "cuda/mmq_wgmma.cuh"
-
-namespace strata::cuda::gemm_detail {
-template void launch_wgmma<GgmlType::Q6_K>(const MmParams& p, dim3 grid, cudaStream_t stream);
-}  // namespace strata::cuda::gemm_detail
