@@ -1,4 +1,5 @@
-// Piece bounds of the pieced host-route transfers (seed 004): the one split both sides of a hand-off use.
+// Piece bounds of the pieced host-route transfers (each piece crosses the link while the last one is computed): the
+// one split both sides of a hand-off use.
 #pragma once
 
 #include <cstdint>

@@ -8,9 +8,9 @@
 
 namespace strata::core {
 
-// Transfer rates of one card, in GB/s (1e9 bytes per second). Defaults: the
-// H200 machine of DESIGN.md section 6 (PCIe Gen5 x16); the engine measures
-// them at start (a few ms) or takes them from the caller.
+// Transfer rates of one card, in GB/s (1e9 bytes per second). Defaults: an
+// H200 on PCIe Gen5 x16 (pinned host to device about 55 GB/s); the engine
+// measures them at start (a few ms) or takes them from the caller.
 struct LinkRates {
   double h2d_GBps = 55.0;          // pinned host -> device by the copy engine: the expert stream
   double d2h_GBps = 55.0;          // device -> pinned host: writes into the host route
@@ -28,7 +28,7 @@ struct LinkRates {
 // shared expert, grouping, combine) takes T * dense_token_s, and attention
 // takes attn_pair_s per (query, key) pair: T * p + T * (T + 1) / 2 pairs.
 // Defaults: the H200 with this library's kernels on a Qwen3-30B-A3B layer,
-// measured 2026-11-29 (docs/BENCHMARKS.md): grouped expert GEMMs at 80
+// as `strata bench` measures them: grouped expert GEMMs at 80
 // TFLOPS, attention projections, norms, router and combine 0.55 µs a token,
 // the tensor-core attention kernel 0.2 ns a (query, key) pair for all heads.
 struct ComputeRates {
@@ -115,7 +115,7 @@ struct PeerSetup {
   LinkRates primary_link, peer_link;
   ComputeRates primary, peer;
   bool p2p = false;         // activations and sums by P2P (peer_link.p2p_GBps), else the host route
-  int32_t pieces = 0;       // host route in pieces (seed 004); 0 = one transfer each way
+  int32_t pieces = 0;       // host route in pieces (prefill/pieces.h); 0 = one transfer each way
   int32_t value_bytes = 2;  // bytes per value on the route: FP16 = 2, F32 = 4
 };
 
@@ -203,7 +203,8 @@ class CpuDecodeTracker {
   int32_t since_probe_ = 0;
 };
 
-// Piece count when the option says "on" without a number (seed 004 measured 8).
+// Piece count when the option says "on" without a number: 8 pieces let the
+// activations and sums overlap the router and the combine (not swept).
 inline constexpr int kDefaultPeerPieces = 8;
 
 // The piece count an option value means (`peer_pieces`,
@@ -215,8 +216,8 @@ int resolve_peer_pieces(int64_t setting);
 
 // Pieces for the host route: K minimizing transfer_s / K + K * sync_s (the
 // exposed part of a transfer cut in K pieces plus their syncs), at least 1,
-// at most max_pieces. kDefaultPeerPieces (8, seed 004) when nothing was
-// measured (transfer_s <= 0 or sync_s <= 0).
+// at most max_pieces. kDefaultPeerPieces when nothing was measured
+// (transfer_s <= 0 or sync_s <= 0).
 int32_t choose_peer_pieces(double transfer_s, double sync_s, int32_t max_pieces = 64);
 
 }  // namespace strata::core

@@ -35,7 +35,7 @@ void pack_blob(const LayerWeights& layer, const BlobLayout& layout, int32_t expe
 
 // Default prompt chunks: with every expert resident a chunk's cost is
 // compute, and the GEMMs and the attention run faster on longer chunks
-// (8192 tokens as one chunk against four of 2048: see docs/BENCHMARKS.md),
+// (8192 tokens as one chunk against four of 2048, as `strata bench` measures them),
 // so a model of one stage sizes its buffers for 8192 tokens where every
 // expert still fits, else for 2048 where that keeps them all resident. When experts stream,
 // each chunk moves every streamed expert once, so chunks are as long as the

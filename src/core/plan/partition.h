@@ -29,8 +29,8 @@ struct StageDevice {
   uint64_t budget = 0;         // its VRAM budget (resolved bytes)
   uint64_t reserve_bytes = 0;  // held whatever the layers: prompt buffers and the minimum ring (stage_buffers.h)
   // Pinned host-to-device rate of its link, for the time of the experts it
-  // must stream. Default: PCIe Gen5 x16 as measured on the H200 machine
-  // (DESIGN.md, section 6); the engine passes measured rates.
+  // must stream. Default: PCIe Gen5 x16 as measured on an H200 (pinned host
+  // to device about 55 GB/s); the engine passes measured rates.
   double link_GBps = 55.0;
   double speed = 1.0;  // compute speed relative to the device layer_compute was measured on
 };
@@ -100,8 +100,8 @@ struct PartitionPlan {
 // that comes closest).
 PartitionPlan plan_partition(const PartitionInput& in);
 
-// The stage whose idle card helps `stage` under the stream-only helper (seed
-// 000): the next one, the last stage getting the first's. -1 with one stage.
+// The stage whose idle card helps `stage` under the stream-only helper: the
+// next one, the last stage getting the first's. -1 with one stage.
 int32_t helper_stage(int32_t stage, int32_t n_stage);
 
 }  // namespace strata::core

@@ -53,7 +53,7 @@ struct BufferRange {
   uint64_t end() const { return offset + bytes; }
 };
 
-// One stage's prompt buffers (names as in seed 000), all F32 unless said.
+// One stage's prompt buffers, all F32 unless said.
 struct StageBuffers {
   BufferRange mixed;  // [chunk, n_embd]: the MoE input of the chunk (normed activations)
   BufferRange xq;     // [chunk, xq_row_bytes]: its quantized copy (empty for F32 weights)

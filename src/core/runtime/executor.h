@@ -45,7 +45,7 @@ struct StageChunk {
 };
 
 // How a chunk's streamed experts are shared with a peer: a `peer_device`
-// card (seed 004) or an idle stage's card as a stream-only helper (seed 000).
+// card that holds no layers, or an idle stage's card as a stream-only helper.
 // The peer streams its share of a layer's streamed experts over its own link
 // into its own ring, computes their rows and returns them; only chunks that
 // stream every expert (RingMode::StreamAll) are shared. Transfers take the

@@ -76,7 +76,7 @@ double Pipeline::helper_share(std::span<const Chunk> chunks) const {
 void Pipeline::run_sequential(std::span<const Chunk> chunks, const Sink& sink, PhaseTimes& times,
                               uint64_t* expert_counts, const std::atomic<bool>& cancel) {
   // A prompt of one chunk runs the stages one after the other: each stage's
-  // idle neighbour helps it (seed 000).
+  // idle neighbour helps it as a stream-only helper (helper_share).
   PeerTerms terms;
   terms.share = helper_share(chunks);
   terms.exact = helper_.exact;

@@ -33,7 +33,7 @@ void log_phases(const SessionStats& s) {
            p.other_ms, p.bytes_streamed / 1e9, s.prompt_ms > 0 ? p.bytes_streamed / (s.prompt_ms * 1e6) : 0.0);
 }
 
-// The peer and helper variables of seeds 000 and 004 override the options.
+// The environment's peer-pieces and stage-helper variables override the options.
 void apply_env(SessionOptions& o) {
   if (const auto v = env_number(EnvVar::PeerPieces)) o.peer_pieces = static_cast<int32_t>(*v);
   if (const auto v = env_number(EnvVar::PrefillHelp)) o.helper = *v != 0;

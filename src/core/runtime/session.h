@@ -32,8 +32,8 @@ struct SessionOptions {
   bool peer_f32 = false;
   int32_t peer_pieces = 0;
   // Under a layer split, a prompt of one chunk lets each stage's idle
-  // neighbour stream and compute a share of its streamed experts (seed 000;
-  // STRATA_PREFILL_HELP=0 turns it off). helper_share < 0: the rule
+  // neighbour stream and compute a share of its streamed experts
+  // (STRATA_PREFILL_HELP=0 turns it off). helper_share < 0: the rule
   // min(0.45, 0.5 - T / 16384), off below 0.3 (STRATA_PREFILL_HELP_FRAC fixes
   // it). helper_exact: bit-identical to no helper (PeerTerms::exact).
   bool helper = true;

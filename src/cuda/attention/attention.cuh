@@ -50,7 +50,7 @@ void attention_prompt(const float* q, const KvDeviceView& k, const KvDeviceView&
 // as one F16 (as attention_prompt_f16; its P is F16 either way): 14% less
 // time at 8192 tokens for outputs within 2.7e-4 instead of 1.6e-4 of the
 // largest output (attention_bench), whole models against the CPU oracle as
-// before (e2e_cuda_parity, docs/BENCHMARKS.md session 14). The other kernels
+// before (e2e_cuda_parity). The other kernels
 // keep Q split, since there F16 Q comes with F16 P.
 void attention_prompt_to_f16(const float* q, const KvDeviceView& k, const KvDeviceView& v, int n_head, int64_t T,
                              int32_t pos0, float scale, float* out, uint16_t* out_h, cudaStream_t stream);

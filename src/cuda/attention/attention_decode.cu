@@ -16,7 +16,7 @@
 // dims, then times scale); results repeat bit for bit.
 //
 // Measured on the H200 (attention_bench --decode, qwen3 shape: 32 query
-// heads over 4 kv heads of 128, 2026-12-02): 512 / 2048 / 8192 / 32768 keys
+// heads over 4 kv heads of 128): 512 / 2048 / 8192 / 32768 keys
 // 11.6 / 13.2 / 21.3 / 51.7 us (1.3 TB/s of cache at 32768), against the
 // per-head kernel's 11.7 / 16.1 / 49.8 / 132.1.
 #include <cuda_fp16.h>

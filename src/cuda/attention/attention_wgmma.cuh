@@ -29,7 +29,7 @@
 // The rows go out as F32, or as F16 (Params::out_h) for a GEMM that reads
 // them so: the same values, rounded once.
 //
-// Measured on the H200 (attention_bench, qwen3 shape, split Q, 2026-12-02):
+// Measured on the H200 (attention_bench, qwen3 shape, split Q):
 // 8192 tokens 1.85 ms a layer (297 TFLOPS of causal attention; with P split
 // too 2.24, mma.sync 4.45 ms), 2048 tokens 0.167 ms. Three warpgroups a
 // block (12 warps, 160 KB of shared memory, 150 registers) beat two (2.72 ms
@@ -39,7 +39,7 @@
 // the barrier a tile, letting the warpgroups drift apart (1.94 ms). The P V
 // left running into the next tile (three stages, 192 KB) and S's first
 // instruction overwriting it instead of zeros: 1.85 -> 1.77-1.79 ms (split
-// Q), 1.53 with F16 Q (session 14). Not kept: the max as a tree and the O
+// Q), 1.53 with F16 Q (attention_prompt_to_f16). Not kept: the max as a tree and the O
 // rescale skipped where no row's maximum moved (a warp vote): 1.83 ms.
 #pragma once
 

@@ -26,8 +26,8 @@
 
 namespace strata::cuda {
 
-// Positions from which the decoded path is the faster one (gemm_bench,
-// docs/BENCHMARKS.md session 13); the placement counts its buffers from there.
+// Positions from which the decoded path is the faster one (as gemm_bench
+// measures it on the H200); the placement counts its buffers from there.
 inline constexpr int64_t kDenseGemmMinRows = core::kDenseF16MinRows;
 
 // Whether dense prompt GEMMs may take the decoded path: yes unless

@@ -54,9 +54,9 @@ class PeerStorage {
   size_t table_ints_ = 0;
 };
 
-// The primary's side of the host route and the order of a shared layer
-// (seed 004): per layer, after the grouping, the tables and router weights go
-// to mapped host memory and the peer's work is queued on its stream
+// The primary's side of the host route and the order of a shared layer: per
+// layer, after the grouping, the tables and router weights go to mapped host
+// memory and the peer's work is queued on its stream
 // (activations read by copy kernels, its experts through its ring, its sums
 // or rows written back to mapped memory); the primary's combine adds them.
 // With pieces the activations leave before the router and the sums come
