@@ -5,10 +5,10 @@
 #include <span>
 #include <vector>
 
-#include "cpu/matmul.h"
-#include "cpu/ops.h"
 #include "core/base/error.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/matmul.h"
+#include "cpu/ops.h"
 #include "prefill/row_table.h"
 
 namespace strata::core::cpu {

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "cpu/peer_ops.h"
 #include "core/base/error.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/peer_ops.h"
 #include "prefill/pieces.h"
 #include "prefill/row_table.h"
 #include "prefill/stage_ring.h"

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/plan/expert_store.h"
+#include "core/runtime/executor.h"
 #include "cpu/moe.h"
 #include "cpu/ring_runner.h"
-#include "core/runtime/executor.h"
-#include "core/plan/expert_store.h"
 #include "prefill/ring.h"
 
 namespace strata::core {

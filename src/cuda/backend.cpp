@@ -6,21 +6,21 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "core/runtime/backends.h"
 #include "core/base/bytes.h"
 #include "core/base/error.h"
-#include "core/plan/expert_store.h"
-#include "cpu/moe.h"
-#include "core/quant/fp16.h"
 #include "core/base/log.h"
+#include "core/plan/expert_store.h"
 #include "core/plan/residency.h"
+#include "core/quant/fp16.h"
+#include "core/runtime/backends.h"
 #include "core/runtime/thread_pool.h"
-#include "cuda/runtime/check.h"
+#include "cpu/moe.h"
 #include "cuda/executor.h"
+#include "cuda/gemm/type_paths.h"
+#include "cuda/runtime/check.h"
 #include "cuda/runtime/memory.h"
 #include "cuda/runtime/runtime.h"
 #include "cuda/runtime/stream.h"
-#include "cuda/gemm/type_paths.h"
 
 namespace strata::cuda {
 namespace {

@@ -12,13 +12,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/runtime/background.h"
-#include "cpu/moe.h"
+#include "core/model/model.h"
 #include "core/plan/cost.h"
 #include "core/plan/expert_store.h"
-#include "core/model/model.h"
 #include "core/plan/partition.h"
+#include "core/runtime/background.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/moe.h"
 #include "cuda/backend.h"
 #include "cuda/runtime/memory.h"
 #include "prefill/row_table.h"

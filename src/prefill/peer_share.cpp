@@ -2,6 +2,7 @@
 #include "prefill/peer_share.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/base/error.h"
 #include "prefill/row_table.h"
@@ -27,14 +28,15 @@ std::vector<bool> peer_pick(int32_t n_candidates, double share) {
   return pick;
 }
 
-std::vector<int32_t> peer_experts_stream_all(const std::vector<bool>& streamed, double share) {
-  const std::vector<int32_t> all = ring_layer_all(streamed);
-  const std::vector<bool> pick = peer_pick(static_cast<int32_t>(all.size()), share);
-  std::vector<int32_t> out;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (pick[i]) out.push_back(all[i]);
-  }
+PeerSplit split_candidates(const std::vector<int32_t>& candidates, double share) {
+  const std::vector<bool> pick = peer_pick(static_cast<int32_t>(candidates.size()), share);
+  PeerSplit out;
+  for (size_t i = 0; i < candidates.size(); ++i) (pick[i] ? out.peer : out.own).push_back(candidates[i]);
   return out;
+}
+
+std::vector<int32_t> peer_experts_stream_all(const std::vector<bool>& streamed, double share) {
+  return split_candidates(ring_layer_all(streamed), share).peer;
 }
 
 PeerSharePlan plan_peer_share(const RowTable& t, const std::vector<bool>& streamed, double share, RingMode mode) {
@@ -46,12 +48,10 @@ PeerSharePlan plan_peer_share(const RowTable& t, const std::vector<bool>& stream
   PeerSharePlan p;
   p.mode = mode;
   // Candidates in the primary's load order, then the even pick over them.
-  const std::vector<int32_t> candidates =
-      mode == RingMode::StreamAll ? ring_layer_all(streamed) : ring_layer_routed(t, streamed);
-  const std::vector<bool> pick = peer_pick(static_cast<int32_t>(candidates.size()), share);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    (pick[i] ? p.peer_experts : p.primary_streamed).push_back(candidates[i]);
-  }
+  PeerSplit split =
+      split_candidates(mode == RingMode::StreamAll ? ring_layer_all(streamed) : ring_layer_routed(t, streamed), share);
+  p.primary_streamed = std::move(split.own);
+  p.peer_experts = std::move(split.peer);
   for (int32_t e : t.active) {
     if (!streamed[e]) p.primary_resident.push_back(e);
   }

@@ -46,6 +46,13 @@ struct PeerSharePlan {
 // is 1. Deterministic: both cards may compute it.
 std::vector<bool> peer_pick(int32_t n_candidates, double share);
 
+// `candidates` split by peer_pick: the ones the primary keeps and the peer's,
+// each in the candidates' order.
+struct PeerSplit {
+  std::vector<int32_t> own, peer;
+};
+PeerSplit split_candidates(const std::vector<int32_t>& candidates, double share);
+
 // The StreamAll selection from the placement mask alone, known before the
 // chunk's routing: so both rings can be planned at the chunk start.
 std::vector<int32_t> peer_experts_stream_all(const std::vector<bool>& streamed, double share);

@@ -13,10 +13,10 @@
 #include <random>
 #include <vector>
 
-#include "cpu/matmul.h"
-#include "cpu/moe.h"
 #include "core/quant/quant.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/matmul.h"
+#include "cpu/moe.h"
 
 namespace core = strata::core;
 using core::GgmlType;

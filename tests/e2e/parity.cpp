@@ -11,8 +11,8 @@
 
 #include "catch.hpp"
 #include "core/model/model.h"
-#include "core/runtime/session.h"
 #include "core/model/synth.h"
+#include "core/runtime/session.h"
 
 namespace strata::e2e {
 

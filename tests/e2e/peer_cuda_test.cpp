@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "catch.hpp"
-#include "core/plan/expert_store.h"
 #include "core/model/model.h"
+#include "core/plan/expert_store.h"
 #include "core/runtime/session.h"
 #include "e2e/parity.h"
 

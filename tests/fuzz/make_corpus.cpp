@@ -10,8 +10,8 @@
 
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
-#include "core/quant/quant.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quant/quant.h"
 #include "gguf_samples.h"
 
 namespace {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "cuda/attention/attention.cuh"
-#include "cuda/runtime/check.h"
 #include "cuda/attention/kv.cuh"
+#include "cuda/runtime/check.h"
 #include "cuda/runtime/memory.h"
 #include "cuda/runtime/runtime.h"
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/ops.h"
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
 #include "core/runtime/kv_cache.h"
+#include "cpu/ops.h"
 #include "cuda/attention/attention.cuh"
 #include "cuda/attention/kv.cuh"
 #include "ops/ops_util.h"

@@ -21,11 +21,11 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "cuda/gemm/dense_gemm.h"
-#include "cuda/runtime/check.h"  // TODO(merge h/cuda): "cuda/runtime/check.h"
 #include "cuda/gemm/mmq.cuh"
 #include "cuda/gemm/mmvq.cuh"
 #include "cuda/moe/moe_gemm.cuh"
 #include "cuda/norm/quantize.cuh"
+#include "cuda/runtime/check.h"
 #include "cuda/runtime/runtime.h"
 
 using strata::core::BlockQ8A;

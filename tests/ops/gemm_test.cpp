@@ -31,14 +31,15 @@
 #define CATCH_CONFIG_RUNNER
 #include "catch.hpp"
 #include "core/quant/quant.h"
-#include "cuda/runtime/check.h"  // TODO(merge h/cuda): "cuda/runtime/check.h"
-#include "cuda/runtime/host_route.cuh"
 #include "cuda/gemm/mmq.cuh"
 #include "cuda/gemm/mmvq.cuh"
 #include "cuda/moe/moe_gemm.cuh"
 #include "cuda/norm/quantize.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/host_route.cuh"
 #include "cuda/runtime/runtime.h"
 #include "ops/gemm_ref.h"
+#include "unit/test_random.h"
 
 using strata::core::BlockQ8A;
 using strata::core::GgmlType;
@@ -49,15 +50,9 @@ namespace {
 
 // ---- seeds, random data ------------------------------------------------------
 
-uint64_t test_seed() {
-  if (const char* s = std::getenv("STRATA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
-}
-
 // One seed per test case, printed as it starts, so a failure can be replayed.
 uint64_t case_seed(const char* name) {
-  const uint64_t s = test_seed();
+  const uint64_t s = strata::test::test_seed();
   std::printf("[gemm_ops_tests] %s: seed=%llu (replay: STRATA_TEST_SEED=%llu)\n", name,
               static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
   std::fflush(stdout);

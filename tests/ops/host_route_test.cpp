@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/peer_ops.h"
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
+#include "cpu/peer_ops.h"
 #include "cuda/runtime/host_route.cuh"
 #include "ops/ops_util.h"
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/ops.h"
-#include "cpu/peer_ops.h"
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
+#include "cpu/ops.h"
+#include "cpu/peer_ops.h"
 #include "cuda/moe/moe.cuh"
 #include "ops/ops_util.h"
 #include "prefill/row_table.h"

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/ops.h"
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
+#include "cpu/ops.h"
 #include "cuda/moe/moe.cuh"
 #include "cuda/norm/norm.cuh"
 #include "cuda/norm/quantize.cuh"

@@ -7,10 +7,10 @@
 
 #include "catch.hpp"
 #include "core/base/error.h"
+#include "cuda/norm/norm.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/graph.h"
 #include "cuda/runtime/memory.h"
-#include "cuda/norm/norm.cuh"
 #include "cuda/runtime/runtime.h"
 #include "cuda/runtime/stream.h"
 #include "ops/ops_util.h"

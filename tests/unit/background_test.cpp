@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "catch.hpp"
-#include "core/runtime/background.h"
 #include "core/base/error.h"
+#include "core/runtime/background.h"
 
 using strata::core::Background;
 

@@ -89,7 +89,7 @@ TEST_CASE("cost: piece count rule") {
 
 TEST_CASE("cost: the peer_pieces option values") {
   CHECK(resolve_peer_pieces(0) == 0);
-  CHECK(resolve_peer_pieces(1) == kDefaultPeerPieces);
+  CHECK(resolve_peer_pieces(1) == 8);
   CHECK(resolve_peer_pieces(2) == 2);
   CHECK(resolve_peer_pieces(16) == 16);
   CHECK_THROWS_AS(resolve_peer_pieces(-1), Error);

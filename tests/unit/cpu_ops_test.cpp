@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/ops.h"
 #include "core/base/error.h"
 #include "core/runtime/kv_cache.h"
+#include "cpu/ops.h"
 #include "test_random.h"
 
 using namespace strata::core;

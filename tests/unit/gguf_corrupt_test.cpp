@@ -2,10 +2,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "error_checks.h"
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
 #include "core/gguf/gguf_writer.h"
+#include "error_checks.h"
 #include "gguf_samples.h"
 
 using strata::core::Error;

@@ -3,10 +3,10 @@
 #include <limits>
 
 #include "catch.hpp"
-#include "error_checks.h"
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
 #include "core/gguf/gguf_writer.h"
+#include "error_checks.h"
 
 using strata::core::Error;
 using strata::core::GgufFile;

@@ -12,11 +12,11 @@
 #include <stdexcept>
 
 #include "catch.hpp"
-#include "error_checks.h"
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
-#include "core/quant/quant.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quant/quant.h"
+#include "error_checks.h"
 #include "gguf_samples.h"
 
 using strata::core::Error;

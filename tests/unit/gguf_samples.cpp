@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "core/gguf/gguf.h"
-#include "core/quant/quant.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quant/quant.h"
 
 namespace strata::test {
 

@@ -8,8 +8,8 @@
 #include "core/gguf/gguf.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/model/model.h"
-#include "core/runtime/session.h"
 #include "core/model/synth.h"
+#include "core/runtime/session.h"
 
 using namespace strata::core;
 

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/matmul.h"
 #include "core/base/error.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/matmul.h"
 #include "test_matrices.h"
 #include "test_random.h"
 

@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/moe.h"
-#include "cpu/ops.h"
 #include "core/base/error.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/moe.h"
+#include "cpu/ops.h"
 #include "prefill/row_table.h"
 #include "test_matrices.h"
 #include "test_random.h"

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/moe.h"
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
 #include "core/runtime/thread_pool.h"
+#include "cpu/moe.h"
 #include "error_checks.h"
 #include "prefill/row_table.h"
 #include "test_random.h"

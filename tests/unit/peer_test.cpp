@@ -7,8 +7,8 @@
 
 #include "catch.hpp"
 #include "core/base/error.h"
-#include "core/plan/expert_store.h"
 #include "core/model/model.h"
+#include "core/plan/expert_store.h"
 #include "core/runtime/session.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"

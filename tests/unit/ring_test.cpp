@@ -2,7 +2,6 @@
 #include "prefill/ring.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "catch.hpp"

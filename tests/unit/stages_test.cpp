@@ -4,9 +4,9 @@
 #include "catch.hpp"
 #include "core/base/error.h"
 #include "core/model/model.h"
-#include "core/runtime/session.h"
-#include "core/plan/stages.h"
 #include "core/model/synth.h"
+#include "core/plan/stages.h"
+#include "core/runtime/session.h"
 #include "engine_fixtures.h"
 #include "error_checks.h"
 

@@ -15,9 +15,9 @@
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
 #include "core/model/model.h"
+#include "core/model/synth.h"
 #include "core/quant/quant.h"
 #include "core/runtime/session.h"
-#include "core/model/synth.h"
 #include "core/text/vocab_gguf.h"
 
 using namespace strata::core;

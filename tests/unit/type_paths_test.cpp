@@ -5,9 +5,9 @@
 
 #include "catch.hpp"
 #include "core/base/error.h"
+#include "core/model/weights.h"
 #include "core/plan/partition.h"
 #include "core/quant/quant.h"
-#include "core/model/weights.h"
 #include "cuda/gemm/type_paths.h"
 
 using namespace strata;

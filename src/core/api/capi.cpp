@@ -8,14 +8,14 @@
 #include <new>
 #include <string>
 
-#include "core/text/chat.h"
 #include "core/base/error.h"
+#include "core/base/version.h"
 #include "core/model/inspect.h"
 #include "core/model/model.h"
+#include "core/model/synth.h"
 #include "core/runtime/sampler.h"
 #include "core/runtime/session.h"
-#include "core/model/synth.h"
-#include "core/base/version.h"
+#include "core/text/chat.h"
 
 using strata::core::Error;
 using strata::core::fail;

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "core/base/error.h"
-#include "core/quant/quant.h"
 #include "core/gguf/mapped_file.h"
+#include "core/quant/quant.h"
 
 namespace strata::core {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "core/model/arch.h"
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
+#include "core/model/arch.h"
 #include "core/quant/quant.h"
 #include "core/text/vocab_gguf.h"
 

@@ -5,10 +5,10 @@
 #include <mutex>
 #include <thread>
 
-#include "core/runtime/backends.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/plan/stages.h"
+#include "core/runtime/backends.h"
 #include "core/text/vocab_gguf.h"
 
 namespace strata::core {
@@ -83,7 +83,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
 
   const std::vector<StageDevice> budgets =
       stage_devices(m->devices_, options.vram_budget, gpu_free_bytes(m->devices_),
-                    backend_of(LogicalDevice{}).memory_bytes(-1));
+                    backend_of({LogicalDevice::Kind::Cpu}).memory_bytes(-1));
   const PartitionPlan plan = plan_stages(m->config_, m->weights_, budgets, split);
   ExpertOptions experts{options.adapt_swaps > 0, options.expert_profile, std::nullopt};
   if (options.peer_device >= 0) experts.peer = check_peer_device(m->devices_, plan, options.peer_device);

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "core/gguf/gguf.h"
 #include "core/model/arch.h"
+#include "core/model/weights.h"
+#include "core/plan/partition.h"
 #include "core/runtime/devices.h"
 #include "core/runtime/executor.h"
-#include "core/gguf/gguf.h"
-#include "core/plan/partition.h"
 #include "core/text/tokenizer.h"
-#include "core/model/weights.h"
 
 namespace strata::core {
 

@@ -69,8 +69,8 @@
 #include "core/base/error.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/quant/quant.h"
-#include "core/text/small_vocab.h"
 #include "core/runtime/thread_pool.h"
+#include "core/text/small_vocab.h"
 #include "core/text/tokenizer.h"
 #include "core/text/vocab_gguf.h"
 

@@ -140,7 +140,7 @@ struct PeerShareChoice {
 // search to 1e-6), or 0 when the peer does not pay for its transfers.
 PeerShareChoice choose_peer_share(const PeerSetup& s);
 
-// Seed 000's rule for the stream-only stage helper: share = min(0.45, 0.5 -
+// The fixed rule for the stream-only stage helper: share = min(0.45, 0.5 -
 // T / 16384), off (0) below 0.3, i.e. from T = 3277 tokens on. Measured on 2x
 // RTX 3090 without P2P; the fallback when no rates are measured.
 double helper_share_fallback(int64_t tokens);

@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "core/base/bytes.h"
-#include "core/plan/cost.h"
 #include "core/base/error.h"
-#include "core/quant/quant.h"
+#include "core/plan/cost.h"
 #include "core/plan/stage_buffers.h"
+#include "core/quant/quant.h"
 
 namespace strata::core {
 namespace {

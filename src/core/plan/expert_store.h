@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "core/model/arch.h"
-#include "core/plan/cost.h"
-#include "core/runtime/devices.h"
-#include "core/runtime/executor.h"
 #include "core/model/model.h"
+#include "core/model/weights.h"
+#include "core/plan/cost.h"
 #include "core/plan/partition.h"
 #include "core/plan/placement.h"
 #include "core/plan/residency.h"
-#include "core/model/weights.h"
+#include "core/runtime/devices.h"
+#include "core/runtime/executor.h"
 
 namespace strata::core {
 

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/model/arch.h"
-#include "core/runtime/devices.h"
-#include "core/plan/partition.h"
 #include "core/model/weights.h"
+#include "core/plan/partition.h"
+#include "core/runtime/devices.h"
 
 namespace strata::core {
 

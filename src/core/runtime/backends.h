@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/model/model.h"
+#include "core/plan/expert_store.h"
+#include "core/plan/partition.h"
 #include "core/runtime/devices.h"
 #include "core/runtime/executor.h"
-#include "core/plan/expert_store.h"
-#include "core/model/model.h"
-#include "core/plan/partition.h"
 
 namespace strata::core {
 

@@ -3,8 +3,8 @@
 
 #include <charconv>
 
-#include "core/runtime/backends.h"
 #include "core/base/error.h"
+#include "core/runtime/backends.h"
 
 namespace strata::core {
 

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/plan/cost.h"
 #include "core/model/model.h"
+#include "core/plan/cost.h"
 #include "core/plan/partition.h"
 #include "core/runtime/session.h"
 

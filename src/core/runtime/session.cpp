@@ -8,10 +8,10 @@
 #include <shared_mutex>
 #include <string_view>
 
-#include "core/plan/cost.h"
 #include "core/base/env.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/plan/cost.h"
 
 namespace strata::core {
 namespace {

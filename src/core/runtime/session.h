@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
+#include "core/model/model.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/kv_cache.h"
-#include "core/model/model.h"
 #include "core/runtime/pipeline.h"
 
 namespace strata::core {

@@ -30,10 +30,10 @@
 #include "core/plan/key_split.h"
 #include "cuda/attention/attention_decode.cuh"
 #include "cuda/attention/attention_impl.cuh"
-#include "cuda/runtime/check.h"
-#include "cuda/runtime/common.cuh"
 #include "cuda/gemm/gemm_device.cuh"
 #include "cuda/gemm/gemm_host.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
 #include "cuda/runtime/launch.h"
 
 namespace strata::cuda::attn {

@@ -51,15 +51,15 @@
 #include <cstdint>
 
 #include "cuda/attention/attention_impl.cuh"
-#include "cuda/runtime/check.h"
-#include "cuda/runtime/common.cuh"
 #include "cuda/gemm/gemm_device.cuh"
 #include "cuda/gemm/gemm_host.h"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/mma_layout.h"
 #include "cuda/gemm/mma_ops.cuh"
 #include "cuda/gemm/wgmma_layout.h"
 #include "cuda/gemm/wgmma_ops.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda::attn_wgmma {
 

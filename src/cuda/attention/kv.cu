@@ -2,9 +2,9 @@
 #include <cuda_fp16.h>
 
 #include "cuda/attention/attn_rows.cuh"
+#include "cuda/attention/kv.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/common.cuh"
-#include "cuda/attention/kv.cuh"
 #include "cuda/runtime/launch.h"
 
 namespace strata::cuda {

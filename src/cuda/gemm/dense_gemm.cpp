@@ -5,9 +5,9 @@
 
 #include "core/base/env.h"
 #include "core/base/error.h"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/f16_weights.cuh"
 #include "cuda/gemm/gemm_host.h"
+#include "cuda/runtime/check.h"
 #include "cuda/runtime/stream.h"
 
 namespace strata::cuda {

@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
-#include "core/quant/quant.h"
 #include "core/plan/stage_buffers.h"
+#include "core/quant/quant.h"
 #include "cuda/gemm/gemm_types.h"
 #include "cuda/runtime/memory.h"
 

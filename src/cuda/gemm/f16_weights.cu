@@ -1,12 +1,12 @@
 // Dense matrices as F16 rows for cuBLAS (f16_weights.cuh).
 #include "cuda/gemm/f16_weights.cuh"
 
-#include "cuda/runtime/check.h"
-#include "cuda/runtime/common.cuh"
 #include "cuda/gemm/f16_decode.cuh"
 #include "cuda/gemm/gemm_host.h"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/mma_ops.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "core/quant/quant.h"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/gemm_types.h"
 #include "cuda/gemm/type_paths.h"
+#include "cuda/runtime/check.h"
 
 namespace strata::cuda::gemm_detail {
 

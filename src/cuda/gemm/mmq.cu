@@ -9,10 +9,10 @@
 #include <algorithm>
 
 #include "core/base/env.h"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/mmq_internal.cuh"
 #include "cuda/gemm/quant_traits.cuh"
 #include "cuda/gemm/type_paths.h"
+#include "cuda/runtime/check.h"
 
 namespace strata::cuda {
 

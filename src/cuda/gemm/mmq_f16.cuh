@@ -36,16 +36,16 @@
 #include <atomic>
 #include <type_traits>
 
-#include "cuda/runtime/common.cuh"
 #include "cuda/gemm/f16_decode.cuh"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/gemm_device.cuh"
 #include "cuda/gemm/gemm_host.h"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/mma_layout.h"
 #include "cuda/gemm/mma_ops.cuh"
 #include "cuda/gemm/mmq_internal.cuh"
 #include "cuda/gemm/mmq_tile.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda::gemm_detail {
 

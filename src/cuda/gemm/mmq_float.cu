@@ -13,13 +13,13 @@
 // n_in additions, so a block's time is set by its share of outputs: 16-row
 // tiles give the router (128 rows) 8 blocks per 64 positions, enough to fill
 // the device from a few hundred tokens on.
-#include "cuda/runtime/common.cuh"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/gemm_device.cuh"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/mmq_internal.cuh"
 #include "cuda/gemm/mmq_tile.cuh"
 #include "cuda/gemm/quant_traits.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda::gemm_detail {
 namespace {

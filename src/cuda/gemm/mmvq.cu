@@ -17,11 +17,11 @@
 
 #include <algorithm>
 
-#include "cuda/runtime/common.cuh"
 #include "cuda/gemm/gemm_device.cuh"
 #include "cuda/gemm/gemm_host.h"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/quant_traits.cuh"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda {
 namespace {

@@ -36,6 +36,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/quant/quant.h"
@@ -180,21 +181,25 @@ __device__ __forceinline__ uint32_t k4_entry(const RowHead& head, int sc, int m)
   return mma::pack_half2(__fmul_rn(head.d, i2f_small(sc)), -__fmul_rn(head.dmin, i2f_small(m)));
 }
 
-// Q4_K and Q5_K: d and dmin (halves) at 0 and 2, 12 bytes of 6-bit scales
-// and mins at 4, 4-bit quants at kQs (group j/2 of 32 bytes, low nibbles for
-// even j, high for odd); Q5_K's fifth bits at 16 (bit j of byte l for value
+// Q4_K and Q5_K: d and dmin (halves), 12 bytes of 6-bit scales and mins
+// (kScales), 4-bit quants at kQs (group j/2 of 32 bytes, low nibbles for even
+// j, high for odd); Q5_K's fifth bits at kQh (bit j of byte l for value
 // 32j + l).
 template <int kQs, bool kFifthBit>
 struct MinMaxK {
   static constexpr bool kSigned = false;
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
+  // Field offsets, the same in both blocks.
+  static constexpr int kDmin = offsetof(core::BlockQ4_K, dmin), kScales = offsetof(core::BlockQ4_K, scales),
+                       kQh = offsetof(core::BlockQ5_K, qh);
+  static_assert(offsetof(core::BlockQ5_K, dmin) == kDmin && offsetof(core::BlockQ5_K, scales) == kScales);
 
   // Values 4 k4 .. 4 k4 + 3 of block j as four bytes.
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     const uint32_t lo = (ld_u32(B + kQs + 32 * (j >> 1) + 4 * k4) >> (4 * (j & 1))) & 0x0F0F0F0Fu;
     if constexpr (kFifthBit) {
-      const uint32_t hi = ((ld_u32(B + offsetof(core::BlockQ5_K, qh) + 4 * k4) >> j) & 0x01010101u) << 4;
+      const uint32_t hi = ((ld_u32(B + kQh + 4 * k4) >> j) & 0x01010101u) << 4;
       return static_cast<int>(lo | hi);
     } else {
       return static_cast<int>(lo);
@@ -209,7 +214,7 @@ struct MinMaxK {
     const uint32_t v[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
     uint32_t h[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if constexpr (kFifthBit) {
-      const auto* qh = reinterpret_cast<const uint4*>(B + 16);
+      const auto* qh = reinterpret_cast<const uint4*>(B + kQh);
       const uint4 h0 = qh[0], h1 = qh[1];
       const uint32_t hv[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
 #pragma unroll
@@ -228,7 +233,7 @@ struct MinMaxK {
     w[0] = (q.x >> shift) & 0x0F0F0F0Fu;
     w[1] = (q.y >> shift) & 0x0F0F0F0Fu;
     if constexpr (kFifthBit) {
-      const uint2 h = *reinterpret_cast<const uint2*>(B + 16 + 8 * t);  // fifth bits: bit j of each byte
+      const uint2 h = *reinterpret_cast<const uint2*>(B + kQh + 8 * t);  // fifth bits: bit j of each byte
       w[0] |= ((h.x >> j) & 0x01010101u) << 4;
       w[1] |= ((h.y >> j) & 0x01010101u) << 4;
     }
@@ -244,19 +249,21 @@ struct MinMaxK {
     const uint32_t v = wgmma::ld16(B + kQs + 32 * p + l);
     uint32_t u = (v | (v << 12)) & 0x0F0F0F0Fu;
     if constexpr (kFifthBit) {
-      const uint32_t h = wgmma::ld16(B + 16 + l) >> (2 * p);
+      const uint32_t h = wgmma::ld16(B + kQh + l) >> (2 * p);
       u |= ((h & 0x0101u) << 4) | ((h & 0x0202u) << 19);
     }
     return u;
   }
 
-  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{ld_half(B), ld_half(B + 2)}; }
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
+    return RowHead{ld_half(B), ld_half(B + kDmin)};
+  }
 
   // d * sc_j and dmin * m_j (core::unpack_scale_min_k4 over the bytes at 4).
   __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
     RowScale rs{0.0f, 0.0f, 0, 0};
     int sc, m;
-    unpack_scale_min_k4_dev(B + 4, j, sc, m);
+    unpack_scale_min_k4_dev(B + kScales, j, sc, m);
     rs.a = __fmul_rn(head.d, i2f_small(sc));
     rs.b = __fmul_rn(head.dmin, i2f_small(m));
     return rs;
@@ -272,7 +279,7 @@ struct MinMaxK {
   // The F16 pair (d * sc_j, -(dmin * m_j)).
   __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
     int sc, m;
-    unpack_scale_min_k4_dev(B + 4, j, sc, m);
+    unpack_scale_min_k4_dev(B + kScales, j, sc, m);
     return k4_entry(head, sc, m);
   }
 
@@ -282,7 +289,7 @@ struct MinMaxK {
   __device__ __forceinline__ static void scale_entry_pair(const uint8_t* B, const RowHead& head, int j, uint32_t& lo,
                                                           uint32_t& hi) {
     int sc0, m0, sc1, m1;
-    unpack_scale_min_k4_pair_dev(B + 4, j, sc0, m0, sc1, m1);
+    unpack_scale_min_k4_pair_dev(B + kScales, j, sc0, m0, sc1, m1);
     lo = k4_entry(head, sc0, m0);
     hi = k4_entry(head, sc1, m1);
   }
@@ -443,15 +450,16 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr int kF16Stride = 288;
   static constexpr int kWgStride = 272;
   static constexpr int kWgCols = 64;
+  static constexpr int kBlock = sizeof(core::BlockQ8_0), kQs = offsetof(core::BlockQ8_0, qs);
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
-    return static_cast<int>(gemm_detail::ld_u32_a2(B + 34 * j + 2 + 4 * k4));
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + kBlock * j + kQs + 4 * k4));
   }
 
   // Instruction i = 4p + w takes blocks 2p and 2p + 1.
   STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
     const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
-    return wgmma::ld16(B + 34 * (2 * p) + 2 + l) | (wgmma::ld16(B + 34 * (2 * p + 1) + 2 + l) << 16);
+    return wgmma::ld16(B + kBlock * (2 * p) + kQs + l) | (wgmma::ld16(B + kBlock * (2 * p + 1) + kQs + l) << 16);
   }
 
   // The scales are per block (row_scale).
@@ -459,7 +467,7 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
 
   __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead&, int j) {
     RowScale rs{0.0f, 0.0f, 0, 0};
-    rs.a = gemm_detail::ld_half(B + 34 * j);
+    rs.a = gemm_detail::ld_half(B + kBlock * j);
     return rs;
   }
 

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "core/base/error.h"
-#include "core/plan/partition.h"
 #include "core/model/weights.h"
+#include "core/plan/partition.h"
 
 namespace strata::cuda {
 

@@ -2,11 +2,11 @@
 #include <cstdint>
 #include <cmath>
 
+#include "cuda/moe/moe.cuh"
+#include "cuda/moe/moe_rows.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/common.cuh"
 #include "cuda/runtime/launch.h"
-#include "cuda/moe/moe.cuh"
-#include "cuda/moe/moe_rows.cuh"
 
 namespace strata::cuda {
 namespace {

@@ -2,14 +2,14 @@
 #include "cuda/moe/moe_gemm.cuh"
 #include "prefill/row_table.h"
 
-#include "cuda/runtime/common.cuh"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/gemm_host.h"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/mmq.cuh"
 #include "cuda/gemm/mmvq.cuh"
-#include "cuda/norm/quantize.cuh"
 #include "cuda/gemm/type_paths.h"
+#include "cuda/norm/quantize.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda {
 namespace {

@@ -1,8 +1,8 @@
 // build_row_table: one block per expert finds where its group starts and writes its rows, in order.
+#include "cuda/moe/row_table.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/common.cuh"
 #include "cuda/runtime/launch.h"
-#include "cuda/moe/row_table.cuh"
 
 namespace strata::cuda {
 namespace {

@@ -1,12 +1,12 @@
 // Token embedding lookup on the device: rows of a GGUF-typed table dequantized to F32.
 #include <cmath>
 
-#include "cuda/runtime/check.h"
-#include "cuda/runtime/common.cuh"
-#include "cuda/norm/embed.cuh"
-#include "cuda/runtime/launch.h"
 #include "cuda/gemm/quant_traits.cuh"
 #include "cuda/gemm/type_paths.h"
+#include "cuda/norm/embed.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda {
 namespace {

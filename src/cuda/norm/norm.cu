@@ -1,10 +1,10 @@
 // RMSNorm on the device: rows of F32, also per head (rows = T * n_head, n = head_dim) for the Q/K norms.
-#include "cuda/runtime/check.h"
-#include "cuda/runtime/common.cuh"
-#include "cuda/runtime/launch.h"
 #include "cuda/moe/moe_rows.cuh"
 #include "cuda/norm/norm.cuh"
 #include "cuda/norm/quantize_warp.cuh"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
+#include "cuda/runtime/launch.h"
 
 namespace strata::cuda {
 namespace {

@@ -1,9 +1,9 @@
 // Activation quantization kernel: 8 threads per 32-value block, 4 values each, reductions inside the 8-lane group.
 #include "cuda/norm/quantize.cuh"
 
-#include "cuda/runtime/common.cuh"
-#include "cuda/runtime/check.h"
 #include "cuda/gemm/gemm_host.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/common.cuh"
 #include "cuda/runtime/launch.h"
 
 namespace strata::cuda {

@@ -1,9 +1,9 @@
 // Rotary position embedding on the device, NeoX and adjacent-pair styles, in place with per-row positions.
 #include "cuda/attention/attn_rows.cuh"
+#include "cuda/norm/rope.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/common.cuh"
 #include "cuda/runtime/launch.h"
-#include "cuda/norm/rope.cuh"
 
 namespace strata::cuda {
 namespace {

@@ -19,7 +19,7 @@ PdlScope::~PdlScope() { t_pdl = previous_; }
 bool pdl_active() noexcept { return t_pdl; }
 
 bool pdl_supported() {
-  static const bool allowed = core::env_flag(core::EnvVar::Pdl);  // asked at every launch
+  static const bool allowed = core::env_flag(core::EnvVar::Pdl);  // asked at every decode step (PdlScope)
   return allowed && gemm_detail::compute_capability() >= 90;
 }
 

@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "core/base/error.h"
+#include "cuda/gemm/type_paths.h"
+#include "cuda/moe/moe.cuh"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/host_route.cuh"
-#include "cuda/moe/moe.cuh"
 #include "cuda/runtime/route.cuh"
-#include "cuda/gemm/type_paths.h"
 #include "prefill/pieces.h"
 #include "prefill/ring.h"
 #include "prefill/stage_ring.h"

@@ -6,11 +6,11 @@
 #include <memory>
 #include <vector>
 
-#include "core/runtime/executor.h"
 #include "core/plan/expert_store.h"
+#include "core/runtime/executor.h"
 #include "cuda/backend.h"
-#include "cuda/runtime/memory.h"
 #include "cuda/moe/moe_gemm.cuh"
+#include "cuda/runtime/memory.h"
 #include "cuda/runtime/ring.h"
 #include "cuda/runtime/stream.h"
 #include "prefill/peer_share.h"

@@ -1,4 +1,4 @@
-// CUDA runtime queries that the CUDA-free core may call.
+// CUDA runtime queries: the device count and each device's properties, for the backend's registry entry and the tests.
 #include "cuda/runtime/runtime.h"
 
 #include <cuda_runtime.h>

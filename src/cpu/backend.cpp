@@ -1,28 +1,27 @@
 // The CPU reference backend: runs a chunk of tokens through every layer with the plain ops.
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <unistd.h>
 #include <vector>
 
-#include "core/runtime/backends.h"
 #include "core/base/bytes.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/model/model.h"
+#include "core/plan/expert_store.h"
+#include "core/plan/residency.h"
+#include "core/runtime/backends.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/kv_cache.h"
+#include "core/runtime/session.h"
+#include "core/runtime/thread_pool.h"
 #include "cpu/matmul.h"
 #include "cpu/moe.h"
 #include "cpu/ops.h"
 #include "cpu/peer_ops.h"
 #include "cpu/peer_worker.h"
 #include "cpu/ring_runner.h"
-#include "core/base/error.h"
-#include "core/runtime/executor.h"
-#include "core/plan/expert_store.h"
-#include "core/runtime/kv_cache.h"
-#include "core/base/log.h"
-#include "core/model/model.h"
-#include "core/plan/residency.h"
-#include "core/runtime/session.h"
-#include "core/runtime/thread_pool.h"
 #include "prefill/peer_share.h"
 #include "prefill/row_table.h"
 #include "prefill/stage_ring.h"
