@@ -85,7 +85,10 @@ class CpuExecutor final : public Executor {
     peer_terms_.pieces = options.peer_pieces;
     for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
       const LayerWeights& l = w_.layers[il];
-      norms_.push_back({norm_.get(l.attn_norm), norm_.get(l.q_norm), norm_.get(l.k_norm), norm_.get(l.ffn_norm)});
+      LayerVectors& v = vectors_.emplace_back();
+      for_each_tensor(l, [&](TensorRole role, const TensorRef& t) {
+        if (kind_of(role) == TensorKind::Vector) v[static_cast<size_t>(role)] = norm_.get(t);
+      });
     }
     if (plan_.has_head) output_norm_ = norm_.get(w_.output_norm);
     if (streamed_) {
@@ -122,9 +125,9 @@ class CpuExecutor final : public Executor {
       for (int32_t e = 0; e < c_.n_expert; ++e) {
         if (x.streamed[l][e]) continue;
         const size_t i = static_cast<size_t>(l) * c_.n_expert + e;
-        ptrs_[0][i] = lw.gate_exps.expert(e);
-        ptrs_[1][i] = lw.up_exps.expert(e);
-        ptrs_[2][i] = lw.down_exps.expert(e);
+        ptrs_[0][i] = lw[TensorRole::FfnGateExps].expert(e);
+        ptrs_[1][i] = lw[TensorRole::FfnUpExps].expert(e);
+        ptrs_[2][i] = lw[TensorRole::FfnDownExps].expert(e);
       }
     }
     generation_ = streamed_->generation;
@@ -189,8 +192,10 @@ class CpuExecutor final : public Executor {
   }
 
  private:
-  struct LayerNorms {
-    const float *attn, *q, *k, *ffn;
+  // A layer's norm weights (TensorKind::Vector) as F32, by role.
+  struct LayerVectors : std::array<const float*, kTensorRoles> {
+    const float* operator[](TensorRole r) const { return at(static_cast<size_t>(r)); }
+    using std::array<const float*, kTensorRoles>::operator[];
   };
 
   void resize(int64_t T) {
@@ -210,27 +215,31 @@ class CpuExecutor final : public Executor {
   // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing this chunk's K/V.
   void attention(int32_t il, int64_t T, int32_t pos0) {
     const LayerWeights& l = w_.layers[il];
-    const LayerNorms& n = norms_[il - plan_.first_layer];
+    const LayerVectors& n = vectors_[il - plan_.first_layer];
+    const AttentionSpec& a = c_.layer(il).attention;
     const int kv_layer = il - plan_.first_layer;
     const int64_t E = c_.n_embd;
-    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], n.attn, &xn_[t * E], E, c_.rms_eps);
-    cpu::matmul_q(l.wq.type, l.wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
-    cpu::matmul_q(l.wk.type, l.wk.data, E, c_.k_dim(), xn_.data(), T, k_.data(), &pool_);
-    cpu::matmul_q(l.wv.type, l.wv.data, E, c_.v_dim(), xn_.data(), T, v_.data(), &pool_);
+    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], n[TensorRole::AttnNorm], &xn_[t * E], E, c_.rms_eps);
+    const TensorRef &wq = l[TensorRole::AttnQ], &wk = l[TensorRole::AttnK], &wv = l[TensorRole::AttnV];
+    cpu::matmul_q(wq.type, wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
+    cpu::matmul_q(wk.type, wk.data, E, c_.k_dim(), xn_.data(), T, k_.data(), &pool_);
+    cpu::matmul_q(wv.type, wv.data, E, c_.v_dim(), xn_.data(), T, v_.data(), &pool_);
 
     const int hd = c_.head_dim_k;
     pool_.parallel_for(T, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         float* q = &q_[t * c_.q_dim()];
         float* k = &k_[t * c_.k_dim()];
-        if (c_.qk_norm) {
-          for (int h = 0; h < c_.n_head; ++h) cpu::rmsnorm(q + h * hd, n.q, q + h * hd, hd, c_.rms_eps);
-          for (int h = 0; h < c_.n_head_kv; ++h) cpu::rmsnorm(k + h * hd, n.k, k + h * hd, hd, c_.rms_eps);
+        if (a.qk_norm) {
+          for (int h = 0; h < c_.n_head; ++h)
+            cpu::rmsnorm(q + h * hd, n[TensorRole::AttnQNorm], q + h * hd, hd, c_.rms_eps);
+          for (int h = 0; h < c_.n_head_kv; ++h)
+            cpu::rmsnorm(k + h * hd, n[TensorRole::AttnKNorm], k + h * hd, hd, c_.rms_eps);
         }
         const int32_t pos = pos0 + static_cast<int32_t>(t);
-        auto rope = c_.rope == RopeStyle::Neox ? cpu::rope_neox : cpu::rope_norm;
-        rope(q, c_.n_head, hd, pos, c_.rope_freq_base, c_.n_rot);
-        rope(k, c_.n_head_kv, hd, pos, c_.rope_freq_base, c_.n_rot);
+        auto rope = a.rope.style == RopeStyle::Neox ? cpu::rope_neox : cpu::rope_norm;
+        rope(q, c_.n_head, hd, pos, a.rope.freq_base, a.rope.n_rot);
+        rope(k, c_.n_head_kv, hd, pos, a.rope.freq_base, a.rope.n_rot);
         kv_.write(kv_layer, pos, k, &v_[t * c_.v_dim()]);
       }
     });
@@ -254,7 +263,8 @@ class CpuExecutor final : public Executor {
                             &att_[t * att_dim]);
       }
     });
-    cpu::matmul_q(l.wo.type, l.wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
+    const TensorRef& wo = l[TensorRole::AttnOut];
+    cpu::matmul_q(wo.type, wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
   }
 
@@ -263,10 +273,12 @@ class CpuExecutor final : public Executor {
     const LayerWeights& l = w_.layers[il];
     const int64_t E = c_.n_embd;
     const int k = c_.n_expert_used;
-    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norms_[il - plan_.first_layer].ffn, &xn_[t * E], E, c_.rms_eps);
-    cpu::matmul_q(l.gate_inp.type, l.gate_inp.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
+    const float* norm = vectors_[il - plan_.first_layer][TensorRole::FfnNorm];
+    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norm, &xn_[t * E], E, c_.rms_eps);
+    const TensorRef& router = l[TensorRole::FfnGateInp];
+    cpu::matmul_q(router.type, router.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
     for (int64_t t = 0; t < T; ++t)
-      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, router_mode_of(c_.gating), &ids_[t * k],
+      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, c_.router.mode, &ids_[t * k],
                       &weights_[t * k]);
     clock.tick(times.routing_ms);
 
@@ -274,7 +286,7 @@ class CpuExecutor final : public Executor {
     for (int32_t e : table.active) expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
     clock.tick(times.grouping_ms);
 
-    cpu::MoeWeights mw = cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+    cpu::MoeWeights mw = cpu::MoeWeights::of(l);
     if (!streamed_) {
       cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
       clock.tick(times.expert_ms);
@@ -389,7 +401,7 @@ class CpuExecutor final : public Executor {
   ThreadPool pool_;
   KvCache kv_;
   NormWeights norm_;
-  std::vector<LayerNorms> norms_;
+  std::vector<LayerVectors> vectors_;
   const float* output_norm_ = nullptr;
   std::vector<float> x_, xn_, q_, k_, v_, att_, o_, router_, weights_;
   std::vector<int32_t> ids_;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 
+#include "core/model/weights.h"
 #include "core/quant/quant.h"
 
 namespace strata::prefill {
@@ -56,6 +57,10 @@ struct MoeWeights {
                  down.ne[2]);
     return make(gate.type, gate.data, up.type, up.data, down.type, down.data, gate.ne[0], gate.ne[1],
                 static_cast<int32_t>(gate.ne[2]));
+  }
+  // A layer's routed-expert stacks.
+  static MoeWeights of(const LayerWeights& l) {
+    return of(l[TensorRole::FfnGateExps], l[TensorRole::FfnUpExps], l[TensorRole::FfnDownExps]);
   }
 
  private:

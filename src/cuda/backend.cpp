@@ -25,6 +25,8 @@
 namespace strata::cuda {
 namespace {
 
+using Role = core::TensorRole;
+
 constexpr size_t kAlign = 256;
 constexpr size_t kReserve = size_t(512) << 20;  // left free for the driver, cuBLAS and sessions' first buffers
 
@@ -110,20 +112,15 @@ class CudaBackend final : public core::Backend {
       d.stride = t.ne[2] > 1 ? t.expert_bytes() : 0;
     };
     auto norm = [&](const core::TensorRef& t, size_t& offset) {
-      if (!t.present()) {
-        offset = SIZE_MAX;
-        return;
-      }
       std::vector<float> f(static_cast<size_t>(t.ne[0]));
       core::dequantize_row(t.type, t.data, f.data(), t.ne[0]);
       offset = up.reserve(f.size() * sizeof(float));
       up.copies.push_back({offset, nullptr, f.size() * sizeof(float), std::move(f)});
     };
 
-    struct LayerOffsets {
-      size_t wq, wk, wv, wo, gate_inp, gate, upx, down, attn_norm, q_norm, k_norm, ffn_norm;
-    };
-    // The stage's layers only; the embedding on the first stage, the head on the last.
+    // Each tensor's offset in the allocation by role (SIZE_MAX: none). The stage's layers only; the embedding on
+    // the first stage, the head on the last.
+    using LayerOffsets = std::array<size_t, core::kTensorRoles>;
     std::vector<LayerOffsets> lo(static_cast<size_t>(plan.n_layers));
     size_t embd_off = SIZE_MAX, out_off = SIZE_MAX, out_norm_off = SIZE_MAX;
     if (plan.has_embd) matrix(w.token_embd, weights_.token_embd, embd_off);
@@ -140,19 +137,16 @@ class CudaBackend final : public core::Backend {
     for (size_t i = 0; i < lo.size(); ++i) {
       const core::LayerWeights& l = w.layers[plan.first_layer + i];
       DeviceLayer& d = weights_.layers[i];
-      LayerOffsets& o = lo[i];
-      matrix(l.wq, d.wq, o.wq);
-      matrix(l.wk, d.wk, o.wk);
-      matrix(l.wv, d.wv, o.wv);
-      matrix(l.wo, d.wo, o.wo);
-      matrix(l.gate_inp, d.gate_inp, o.gate_inp);
-      matrix(l.gate_exps, d.gate_exps, o.gate);
-      matrix(l.up_exps, d.up_exps, o.upx);
-      matrix(l.down_exps, d.down_exps, o.down);
-      norm(l.attn_norm, o.attn_norm);
-      norm(l.q_norm, o.q_norm);
-      norm(l.k_norm, o.k_norm);
-      norm(l.ffn_norm, o.ffn_norm);
+      lo[i].fill(SIZE_MAX);
+      core::for_each_tensor(l, [&](Role role, const core::TensorRef& t) {
+        size_t& offset = lo[i][static_cast<size_t>(role)];
+        if (core::kind_of(role) == core::TensorKind::Vector) {
+          norm(t, offset);
+          d[role] = {core::GgmlType::F32, nullptr, t.ne[0], 1, 0};
+        } else {
+          matrix(t, d[role], offset);
+        }
+      });
     }
     // Streaming: each resident expert as one blob (gate | up | down) in the same allocation.
     std::vector<std::vector<size_t>> blob_off(lo.size());
@@ -166,9 +160,9 @@ class CudaBackend final : public core::Backend {
           if (x.streamed[i][e]) continue;
           const size_t off = up.reserve(b.bytes);
           blob_off[i][e] = off;
-          up.copies.push_back({off + b.gate, l.gate_exps.expert(e), l.gate_exps.expert_bytes(), {}});
-          up.copies.push_back({off + b.up, l.up_exps.expert(e), l.up_exps.expert_bytes(), {}});
-          up.copies.push_back({off + b.down, l.down_exps.expert(e), l.down_exps.expert_bytes(), {}});
+          for (const auto& [role, part] : {std::pair{Role::FfnGateExps, b.gate}, std::pair{Role::FfnUpExps, b.up},
+                                           std::pair{Role::FfnDownExps, b.down}})
+            up.copies.push_back({off + part, l[role].expert(e), l[role].expert_bytes(), {}});
         }
       }
     }
@@ -188,20 +182,8 @@ class CudaBackend final : public core::Backend {
     weights_.output_norm = fat(out_norm_off);
     for (size_t i = 0; i < lo.size(); ++i) {
       DeviceLayer& d = weights_.layers[i];
-      const LayerOffsets& o = lo[i];
-      d.wq.data = at(o.wq);
-      d.wk.data = at(o.wk);
-      d.wv.data = at(o.wv);
-      d.wqkv = stacked_rows({&d.wq, &d.wk, &d.wv});
-      d.wo.data = at(o.wo);
-      d.gate_inp.data = at(o.gate_inp);
-      d.gate_exps.data = at(o.gate);
-      d.up_exps.data = at(o.upx);
-      d.down_exps.data = at(o.down);
-      d.attn_norm = fat(o.attn_norm);
-      d.q_norm = fat(o.q_norm);
-      d.k_norm = fat(o.k_norm);
-      d.ffn_norm = fat(o.ffn_norm);
+      for (size_t r = 0; r < core::kTensorRoles; ++r) d.tensors[r].data = at(lo[i][r]);
+      d.wqkv = stacked_rows({&d[Role::AttnQ], &d[Role::AttnK], &d[Role::AttnV]});
       if (streaming) {
         d.blobs.resize(blob_off[i].size());
         for (size_t e = 0; e < blob_off[i].size(); ++e) d.blobs[e] = static_cast<const uint8_t*>(at(blob_off[i][e]));
@@ -317,7 +299,7 @@ class CudaBackend final : public core::Backend {
     if (experts.size() < 2) return {};
     const core::ArenaPointers ptrs = core::arena_pointers(x, weights_.arena.as<uint8_t>());
     const core::LayerWeights& l = model.weights().layers[plan_.first_layer + layer];
-    core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+    core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l);
     const size_t base = static_cast<size_t>(p.index(layer, 0));
     w.gate.ptrs = &ptrs.gate[base];
     w.up.ptrs = &ptrs.up[base];

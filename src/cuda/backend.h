@@ -1,9 +1,11 @@
 // The CUDA backend's weights: one stage's tensors in device memory, and the streamed experts' placement and arena.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
+#include "core/model/tensors.h"
 #include "core/plan/cost.h"
 #include "core/plan/expert_store.h"
 #include "core/quant/quant.h"
@@ -29,16 +31,22 @@ struct DeviceTensor {
   size_t stride = 0;     // bytes from one expert to the next
 };
 
+// A layer's tensors in VRAM by role (core::TensorRole), as the model's LayerWeights has them; a vector role
+// (a norm weight) holds F32 values whatever its type in the file.
 struct DeviceLayer {
-  DeviceTensor wq, wk, wv, wo, gate_inp, gate_exps, up_exps, down_exps;
-  // wq, wk and wv as one matrix of their rows, when they lie back to back in
-  // VRAM with one type and row length (data == nullptr otherwise): a decode
-  // row's Q, K and V in one launch.
+  std::array<DeviceTensor, core::kTensorRoles> tensors;
+  // attn_q, attn_k and attn_v as one matrix of their rows, when they lie back
+  // to back in VRAM with one type and row length (data == nullptr otherwise):
+  // a decode row's Q, K and V in one launch.
   DeviceTensor wqkv;
-  const float *attn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr, *ffn_norm = nullptr;
   // Streaming only (the expert tensors then have no data): each expert's blob
   // in VRAM (core::BlobLayout), nullptr for a streamed one.
   std::vector<const uint8_t*> blobs;
+
+  const DeviceTensor& operator[](core::TensorRole r) const { return tensors[static_cast<size_t>(r)]; }
+  DeviceTensor& operator[](core::TensorRole r) { return tensors[static_cast<size_t>(r)]; }
+  // A vector role's F32 values; nullptr when the layer lacks it.
+  const float* f32(core::TensorRole r) const { return static_cast<const float*>((*this)[r].data); }
 };
 
 // One stage's weights: layers[i] is model layer plan.first_layer + i; the

@@ -23,7 +23,7 @@ DecodeHost::~DecodeHost() { join(); }
 
 core::cpu::MoeWeights DecodeHost::arena_weights(int32_t layer) const {
   const core::LayerWeights& l = model_.weights().layers[plan_.first_layer + layer];
-  core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l.gate_exps, l.up_exps, l.down_exps);
+  core::cpu::MoeWeights w = core::cpu::MoeWeights::of(l);
   const size_t base = static_cast<size_t>(layer) * c_.n_expert;
   w.gate.ptrs = &arena_ptrs_.gate[base];
   w.up.ptrs = &arena_ptrs_.up[base];

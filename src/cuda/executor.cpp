@@ -42,6 +42,7 @@ namespace strata::cuda {
 namespace {
 
 using core::BlockQ8A;
+using Role = core::TensorRole;
 
 // Rows up to this count take the matrix-vector kernels (and the per-entry
 // expert path, which needs no row table on the host); more take the GEMMs.
@@ -139,9 +140,12 @@ class CudaExecutor final : public core::Executor {
     if (T >= kDenseGemmMinRows && dense_gemm_enabled()) {
       int64_t most = 0;
       for (const DeviceLayer& l : w_.layers)
-        for (const DeviceTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate_inp})
-          if (t->data != nullptr)
-            most = std::max(most, core::dense_f16_values(t->type, t->n_in, t->n_out, t == &l.gate_inp));
+        for (size_t r = 0; r < core::kTensorRoles; ++r) {
+          const core::TensorKind kind = core::kind_of(static_cast<Role>(r));
+          const DeviceTensor& t = l.tensors[r];
+          if (t.data != nullptr && (kind == core::TensorKind::Matrix || kind == core::TensorKind::Router))
+            most = std::max(most, core::dense_f16_values(t.type, t.n_in, t.n_out, kind == core::TensorKind::Router));
+        }
       if (most > 0) dense_ = std::make_unique<DenseGemm>(device, most);
     }
     dec_ws_bytes_ = attention_decode_workspace_bytes(c_.n_head, c_.head_dim_v);
@@ -437,36 +441,40 @@ class CudaExecutor final : public core::Executor {
     if (attention_q8a(l)) {
       // norm(x) in the second form once for the three (the same rows each matmul would make), in the norm's
       // launch, or already in the previous layer's combine.
-      if (!std::exchange(attn_norm_done_, false)) norm_second(x, l.attn_norm, xn, gemm_rows(l.wq, T), T);
+      if (!std::exchange(attn_norm_done_, false))
+        norm_second(x, l.f32(Role::AttnNorm), xn, gemm_rows(l[Role::AttnQ], T), T);
       if (T == 1 && l.wqkv.data != nullptr) {
         // One launch for the three: the row q | k | v.
         matmul_act(l.wqkv, xq_.data(), 1, q);
-        k = q + l.wq.n_out;
-        v = k + l.wk.n_out;
+        k = q + l[Role::AttnQ].n_out;
+        v = k + l[Role::AttnK].n_out;
       } else {
-        matmul_act(l.wq, xq_.data(), T, q);
-        matmul_act(l.wk, xq_.data(), T, k);
-        matmul_act(l.wv, xq_.data(), T, v);
+        matmul_act(l[Role::AttnQ], xq_.data(), T, q);
+        matmul_act(l[Role::AttnK], xq_.data(), T, k);
+        matmul_act(l[Role::AttnV], xq_.data(), T, v);
       }
     } else {
-      rmsnorm(x, l.attn_norm, xn, T, E, c_.rms_eps, s);
-      matmul(l.wq, xn, T, q);
-      matmul(l.wk, xn, T, k);
-      matmul(l.wv, xn, T, v);
+      rmsnorm(x, l.f32(Role::AttnNorm), xn, T, E, c_.rms_eps, s);
+      matmul(l[Role::AttnQ], xn, T, q);
+      matmul(l[Role::AttnK], xn, T, k);
+      matmul(l[Role::AttnV], xn, T, v);
     }
     const int hd = c_.head_dim_k;
     const LayerKv& kv = kv_[il];
     const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
-    if (attention_inputs_take(hd, c_.head_dim_v, c_.n_rot, c_.rope)) {
-      attention_inputs(q, k, v, c_.qk_norm ? l.q_norm : nullptr, c_.qk_norm ? l.k_norm : nullptr, c_.rms_eps, d_pos, T,
-                       c_.n_head, c_.n_rot, c_.rope_freq_base, c_.rope, kview, vview, s);
+    const core::AttentionSpec& a = c_.layer(plan_.first_layer + il).attention;
+    const core::RopeSpec& r = a.rope;
+    if (attention_inputs_take(hd, c_.head_dim_v, r.n_rot, r.style)) {
+      attention_inputs(q, k, v, a.qk_norm ? l.f32(Role::AttnQNorm) : nullptr,
+                       a.qk_norm ? l.f32(Role::AttnKNorm) : nullptr, c_.rms_eps, d_pos, T, c_.n_head, r.n_rot,
+                       r.freq_base, r.style, kview, vview, s);
     } else {
-      if (c_.qk_norm) {
-        rmsnorm(q, l.q_norm, q, T * c_.n_head, hd, c_.rms_eps, s);
-        rmsnorm(k, l.k_norm, k, T * c_.n_head_kv, hd, c_.rms_eps, s);
+      if (a.qk_norm) {
+        rmsnorm(q, l.f32(Role::AttnQNorm), q, T * c_.n_head, hd, c_.rms_eps, s);
+        rmsnorm(k, l.f32(Role::AttnKNorm), k, T * c_.n_head_kv, hd, c_.rms_eps, s);
       }
-      rope(q, d_pos, T, c_.n_head, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
-      rope(k, d_pos, T, c_.n_head_kv, hd, c_.n_rot, c_.rope_freq_base, c_.rope, s);
+      rope(q, d_pos, T, c_.n_head, hd, r.n_rot, r.freq_base, r.style, s);
+      rope(k, d_pos, T, c_.n_head_kv, hd, r.n_rot, r.freq_base, r.style, s);
       kv_write(k, d_pos, T, kview, s);
       kv_write(v, d_pos, T, vview, s);
     }
@@ -474,15 +482,15 @@ class CudaExecutor final : public core::Executor {
     if (T == 1) {
       attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(), dec_ws_.data(),
                        dec_ws_bytes_, s);
-    } else if (q8a_type(l.wo.type) && gemm_rows(l.wo, T)) {
+    } else if (q8a_type(l[Role::AttnOut].type) && gemm_rows(l[Role::AttnOut], T)) {
       // Wo's GEMM reads F16 rows: the attention writes them.
       attention_prompt_to_f16(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), xq_.as<uint16_t>(), s);
-      matmul_act(l.wo, xq_.data(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
+      matmul_act(l[Role::AttnOut], xq_.data(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
       return;
     } else {
       attention_prompt(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
     }
-    matmul(l.wo, att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
+    matmul(l[Role::AttnOut], att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
   }
 
   // x += Σ_slot w · expert(norm(x)) over the router's choices; il as attention().
@@ -492,34 +500,35 @@ class CudaExecutor final : public core::Executor {
     const int k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
     float* xn = xn_.as<float>();
-    const bool vector_path = T <= kMaxVectorRows || !gemm_takes(l.gate_exps.type, l.gate_exps.n_in) ||
-                             !gemm_takes(l.down_exps.type, l.down_exps.n_in);
+    const DeviceTensor &gate = l[Role::FfnGateExps], &up = l[Role::FfnUpExps], &down = l[Role::FfnDownExps];
+    const bool vector_path =
+        T <= kMaxVectorRows || !gemm_takes(gate.type, gate.n_in) || !gemm_takes(down.type, down.n_in);
     // The experts read norm(x) in the second form when their gate/up are quantized (Q8A rows on the vector path,
     // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
     // is: the same rows).
     const void* xq = nullptr;
-    if (q8a_type(l.gate_exps.type)) {
-      norm_second(x_.as<float>(), l.ffn_norm, xn, !vector_path, T);
+    if (q8a_type(gate.type)) {
+      norm_second(x_.as<float>(), l.f32(Role::FfnNorm), xn, !vector_path, T);
       xq = xq_.data();
     } else {
-      rmsnorm(x_.as<float>(), l.ffn_norm, xn, T, E, c_.rms_eps, s);
+      rmsnorm(x_.as<float>(), l.f32(Role::FfnNorm), xn, T, E, c_.rms_eps, s);
     }
     if (sharing_) share_->send_early(xn, s);
-    router_logits(l.gate_inp, xn, T);
+    router_logits(l[Role::FfnGateInp], xn, T);
     int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
-    route_topk(router_.as<float>(), T, c_.n_expert, k, core::router_mode_of(c_.gating), ids,
+    route_topk(router_.as<float>(), T, c_.n_expert, k, c_.router.mode, ids,
                weights_.as<float>(), s);
     timer_.mark(s, &times.routing_ms);
 
     if (ring_) {
       moe_streamed(il, T, ids, xn, xq, vector_path, times);
     } else if (vector_path) {
-      const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
+      const MoeExperts experts{weights_of(gate), weights_of(up), weights_of(down)};
       moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, static_cast<const BlockQ8A*>(xq),
                          h_.as<float>(), hq_.as<BlockQ8A>(), y_.as<float>(), s);
     } else {
       // The row table on the device: no host round trip between the router and the GEMMs.
-      const MoeExperts experts{weights_of(l.gate_exps), weights_of(l.up_exps), weights_of(l.down_exps)};
+      const MoeExperts experts{weights_of(gate), weights_of(up), weights_of(down)};
       build_table(ids, T);
       timer_.mark(s, &times.grouping_ms);
       moe_experts_prompt(experts, table_view(T), xn, static_cast<const uint16_t*>(xq), scratch(), y_.as<float>(), s);
@@ -530,11 +539,11 @@ class CudaExecutor final : public core::Executor {
     } else if (il + 1 < plan_.n_layers && attention_q8a(w_.layers[il + 1])) {
       // The next layer's attention norm in the combine's launch.
       const DeviceLayer& next = w_.layers[il + 1];
-      if (gemm_rows(next.wq, T))
-        moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.attn_norm, xn,
+      if (gemm_rows(next[Role::AttnQ], T))
+        moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.f32(Role::AttnNorm), xn,
                                 xq_.as<uint16_t>(), T, E, c_.rms_eps, s);
       else
-        moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.attn_norm, xn,
+        moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.f32(Role::AttnNorm), xn,
                                 xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
       attn_norm_done_ = true;
     } else {
@@ -554,7 +563,7 @@ class CudaExecutor final : public core::Executor {
 
   // Whether attention() reads norm(x) in a second form (all of Q, K, V quantized).
   static bool attention_q8a(const DeviceLayer& l) {
-    return q8a_type(l.wq.type) && q8a_type(l.wk.type) && q8a_type(l.wv.type);
+    return q8a_type(l[Role::AttnQ].type) && q8a_type(l[Role::AttnK].type) && q8a_type(l[Role::AttnV].type);
   }
 
   // The row table is a host plan (prefill/row_table): the router's choices come down (a sync), the table goes up.
@@ -730,8 +739,8 @@ class CudaExecutor final : public core::Executor {
                     weights_.as<float>(), s);
     timer_.mark(s, &times.grouping_ms);
 
-    const MoeExperts experts{expert_set(l.gate_exps, il, 0), expert_set(l.up_exps, il, 1),
-                             expert_set(l.down_exps, il, 2)};
+    const MoeExperts experts{expert_set(l[Role::FfnGateExps], il, 0), expert_set(l[Role::FfnUpExps], il, 1),
+                             expert_set(l[Role::FfnDownExps], il, 2)};
     auto run = [&](size_t g) {
       const std::vector<int32_t>& list = groups[g];
       if (list.empty()) return;
@@ -843,8 +852,8 @@ class CudaExecutor final : public core::Executor {
     const int64_t rows = T * c_.n_expert_used;
     build_table(ids, T);
     timer_.mark(s, &times.grouping_ms);
-    const MoeExperts experts{expert_set(l.gate_exps, il, 0), expert_set(l.up_exps, il, 1),
-                             expert_set(l.down_exps, il, 2)};
+    const MoeExperts experts{expert_set(l[Role::FfnGateExps], il, 0), expert_set(l[Role::FfnUpExps], il, 1),
+                             expert_set(l[Role::FfnDownExps], il, 2)};
     const int32_t* lists = d_lists_.as<int32_t>() + list_at_[il];
     auto run = [&](int32_t first, int32_t n) {
       moe_experts_listed(experts, table_view(T), lists + first, n, gemm_max_tiles(rows, n), xn, xq, scratch(),

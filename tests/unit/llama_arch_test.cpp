@@ -8,6 +8,7 @@
 #include "core/gguf/gguf.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/model/model.h"
+#include "core/model/registry.h"
 #include "core/model/synth.h"
 #include "core/runtime/session.h"
 
@@ -82,13 +83,15 @@ TEST_CASE("a llama MoE file loads with llama's switches") {
   mo.devices = "cpu";
   const auto m = Model::load(files().llama, mo);
   const ModelConfig& c = m->config();
-  CHECK(c.arch == Arch::LlamaMoe);
-  CHECK(c.gating == Gating::TopkSoftmax);
-  CHECK(c.rope == RopeStyle::Adjacent);
-  CHECK_FALSE(c.qk_norm);
+  CHECK(c.arch == find_architecture("llama"));
+  CHECK(c.router.mode == RouterMode::TopkSoftmax);
+  for (const LayerSpec& l : c.layers) {
+    CHECK(l.attention.rope.style == RopeStyle::Adjacent);
+    CHECK_FALSE(l.attention.qk_norm);
+  }
   CHECK(c.n_expert == 8);
   CHECK(c.n_ff_exp == 128);
-  CHECK(m->weights().layers[0].q_norm.data == nullptr);
+  CHECK_FALSE(m->weights().layers[0][TensorRole::AttnQNorm].present());
 }
 
 TEST_CASE("a llama MoE file runs: chunked equals token by token, and differs from the qwen3moe twin") {

@@ -305,8 +305,9 @@ TEST_CASE("placement: the GPU's F16 copy of the largest dense matrix counts only
   const StagePlan& stage = m->stages()[0].plan;
   int64_t largest = 0;
   for (const LayerWeights& l : m->weights().layers)
-    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo})
-      if (activation_kind(t->type) == ActivationKind::Q8A) largest = std::max(largest, t->ne[0] * t->ne[1]);
+    for (TensorRole r : {TensorRole::AttnQ, TensorRole::AttnK, TensorRole::AttnV, TensorRole::AttnOut})
+      if (const TensorRef* t = &l[r]; activation_kind(t->type) == ActivationKind::Q8A)
+        largest = std::max(largest, t->ne[0] * t->ne[1]);
   REQUIRE(largest > 0);  // this model's attention matrices are quantized
   StageMemory gpu, cpu{.dense_f16 = false};
   gpu.budget = cpu.budget = uint64_t(1) << 40;

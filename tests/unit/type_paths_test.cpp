@@ -98,9 +98,12 @@ TEST_CASE("the CUDA load check refuses a stage tensor without a kernel on a path
   w.token_embd = tensor("token_embd.weight", GgmlType::Q4_K);
   w.output = tensor("output.weight", GgmlType::Q6_K);
   core::LayerWeights l;
-  l.wq = l.wk = l.wv = l.wo = tensor("blk.0.attn.weight", GgmlType::Q8_0);
-  l.gate_inp = tensor("blk.0.ffn_gate_inp.weight", GgmlType::F32);
-  l.gate_exps = l.up_exps = l.down_exps = tensor("blk.0.ffn_exps.weight", GgmlType::Q4_K);
+  using core::TensorRole;
+  for (TensorRole r : {TensorRole::AttnQ, TensorRole::AttnK, TensorRole::AttnV, TensorRole::AttnOut})
+    l[r] = tensor("blk.0.attn.weight", GgmlType::Q8_0);
+  l[TensorRole::FfnGateInp] = tensor("blk.0.ffn_gate_inp.weight", GgmlType::F32);
+  for (TensorRole r : {TensorRole::FfnGateExps, TensorRole::FfnUpExps, TensorRole::FfnDownExps})
+    l[r] = tensor("blk.0.ffn_exps.weight", GgmlType::Q4_K);
   w.layers = {l, l};
   core::StagePlan plan;
   plan.n_layers = 2;
@@ -114,7 +117,7 @@ TEST_CASE("the CUDA load check refuses a stage tensor without a kernel on a path
     if (tr == nullptr) continue;
     const auto t = static_cast<GgmlType>(id);
     INFO(tr->name);
-    w.layers[1].up_exps = tensor("blk.1.ffn_up_exps.weight", t);
+    w.layers[1][core::TensorRole::FfnUpExps] = tensor("blk.1.ffn_up_exps.weight", t);
     const bool ok = cuda::has_kernel(KernelPath::MoeGemm, t) && cuda::has_kernel(KernelPath::Peer, t);
     if (ok) {
       CHECK_NOTHROW(cuda::require_stage_kernels(w, plan, true));
@@ -131,7 +134,7 @@ TEST_CASE("the CUDA load check refuses a stage tensor without a kernel on a path
       CHECK(msg.find("moe gemm") != std::string::npos);
     }
   }
-  w.layers[1].up_exps = tensor("blk.1.ffn_up_exps.weight", GgmlType::Q4_K);
+  w.layers[1][core::TensorRole::FfnUpExps] = tensor("blk.1.ffn_up_exps.weight", GgmlType::Q4_K);
 
   // A stage without the embedding does not need its path.
   w.token_embd = tensor("token_embd.weight", GgmlType::IQ4_XS);

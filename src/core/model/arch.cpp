@@ -1,64 +1,17 @@
-// Architecture configuration of a model, read from GGUF metadata (never hard-coded).
+// A model's configuration, read from GGUF metadata by its architecture's registry row.
 #include "core/model/arch.h"
 
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
+#include "core/model/registry.h"
 
 namespace strata::core {
 namespace {
 
-// Metadata of one architecture lives under "<arch>.<key>".
-class ArchKeys {
- public:
-  ArchKeys(const GgufFile& file, std::string prefix) : file_(file), prefix_(std::move(prefix)) {}
+constexpr int64_t kBig = 1 << 20;
 
-  int32_t required(const char* key, int64_t lo, int64_t hi) const {
-    const std::string k = prefix_ + key;
-    return checked(k, static_cast<int64_t>(file_.get_u64(k)), lo, hi);
-  }
-  int32_t optional(const char* key, int64_t fallback, int64_t lo, int64_t hi) const {
-    const std::string k = prefix_ + key;
-    return checked(k, static_cast<int64_t>(file_.get_u64_or(k, static_cast<uint64_t>(fallback))), lo, hi);
-  }
-  float real(const char* key, float fallback) const {
-    const std::string k = prefix_ + key;
-    const float v = file_.get_f32_or(k, fallback);
-    if (!(v > 0.0f)) fail(STRATA_ERR_FORMAT, "gguf: metadata '{}' must be positive, got {}", k, v);
-    return v;
-  }
-
- private:
-  static int32_t checked(const std::string& key, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi) fail(STRATA_ERR_FORMAT, "gguf: metadata '{}' = {} is outside [{}, {}]", key, v, lo, hi);
-    return static_cast<int32_t>(v);
-  }
-  const GgufFile& file_;
-  std::string prefix_;
-};
-
-}  // namespace
-
-ModelConfig read_model_config(const GgufFile& file) {
-  ModelConfig c;
-  c.arch_name = file.get_string("general.architecture");
-  c.name = file.get_string_or("general.name", "");
-  if (c.arch_name == "qwen3moe") {
-    c.arch = Arch::Qwen3Moe;
-    c.qk_norm = true;
-    c.gating = Gating::SoftmaxTopkNorm;  // Qwen3-MoE normalizes the top-k probabilities
-    c.rope = RopeStyle::Neox;
-  } else if (c.arch_name == "llama") {
-    c.arch = Arch::LlamaMoe;
-    c.qk_norm = false;
-    c.gating = Gating::TopkSoftmax;
-    c.rope = RopeStyle::Adjacent;
-  } else {
-    fail(STRATA_ERR_UNSUPPORTED, "unsupported architecture '{}' (supported: qwen3moe, llama with experts)",
-         c.arch_name);
-  }
-
-  const ArchKeys k(file, c.arch_name + ".");
-  constexpr int64_t kBig = 1 << 20;
+// The keys every architecture shares (the "<arch>." keys llama.cpp reads for all of them).
+void read_shared(const HParams& k, ModelConfig& c) {
   c.n_layer = k.required("block_count", 1, 4096);
   c.n_embd = k.required("embedding_length", 1, kBig);
   c.n_head = k.required("attention.head_count", 1, 4096);
@@ -67,18 +20,70 @@ ModelConfig read_model_config(const GgufFile& file) {
     fail(STRATA_ERR_FORMAT, "gguf: head_count {} is not a multiple of head_count_kv {}", c.n_head, c.n_head_kv);
   c.head_dim_k = k.optional("attention.key_length", c.n_embd / c.n_head, 2, 4096);
   c.head_dim_v = k.optional("attention.value_length", c.head_dim_k, 1, 4096);
-  c.n_rot = k.optional("rope.dimension_count", c.head_dim_k, 2, c.head_dim_k);
-  if (c.n_rot % 2 != 0) fail(STRATA_ERR_FORMAT, "gguf: rope.dimension_count {} is odd", c.n_rot);
+  RopeSpec rope;
+  rope.n_rot = k.optional("rope.dimension_count", c.head_dim_k, 2, c.head_dim_k);
+  if (rope.n_rot % 2 != 0) fail(STRATA_ERR_FORMAT, "gguf: rope.dimension_count {} is odd", rope.n_rot);
+  rope.freq_base = k.positive("rope.freq_base", 10000.0f);
+  // Scaled RoPE (linear or YaRN) changes every rotation; computing it unscaled would be silently wrong.
+  const std::string scaling = k.string("rope.scaling.type", "linear");
+  const float factor = k.real("rope.scaling.factor", k.real("rope.scale_linear", 0.0f));
+  if (scaling != "none" && factor != 0.0f && factor != 1.0f)
+    fail(STRATA_ERR_UNSUPPORTED, "model: RoPE scaling '{}' with factor {} ({}) is not supported yet", scaling,
+         factor, k.full_name("rope.scaling.factor"));
   c.n_expert = k.optional("expert_count", 0, 0, 1 << 16);
   if (c.n_expert < 1)
-    fail(STRATA_ERR_UNSUPPORTED, "architecture '{}' without experts ({}expert_count missing or 0): only "
-         "Mixture-of-Experts models are supported", c.arch_name, c.arch_name + ".");
+    fail(STRATA_ERR_UNSUPPORTED, "architecture '{}' without experts ({} missing or 0): only Mixture-of-Experts "
+         "models are supported", c.arch_name, k.full_name("expert_count"));
   c.n_expert_used = k.required("expert_used_count", 1, c.n_expert);
-  c.n_ff_exp = c.arch == Arch::Qwen3Moe ? k.required("expert_feed_forward_length", 1, kBig)
-                                        : k.required("feed_forward_length", 1, kBig);
   c.n_ctx_train = k.optional("context_length", 4096, 1, 1 << 24);
-  c.rms_eps = k.real("attention.layer_norm_rms_epsilon", 1e-6f);
-  c.rope_freq_base = k.real("rope.freq_base", 10000.0f);
+  c.rms_eps = k.positive("attention.layer_norm_rms_epsilon", 1e-6f);
+  LayerSpec layer;
+  layer.attention.rope = rope;
+  c.layers.assign(static_cast<size_t>(c.n_layer), layer);
+}
+
+// The layer loops compute full attention and routed experts; a row that asks for more fails here, at load.
+void check_runnable(const ModelConfig& c) {
+  for (int32_t il = 0; il < c.n_layer; ++il) {
+    const LayerSpec& l = c.layer(il);
+    if (l.mixer != Mixer::Attention || l.ffn != Ffn::Moe || l.attention.window != 0)
+      fail(STRATA_ERR_UNSUPPORTED, "model: layer {} of '{}' computes {}{} and {}, which this build does not run",
+           il, c.arch_name, mixer_name(l.mixer), l.attention.window ? " in a sliding window" : "", ffn_name(l.ffn));
+  }
+}
+
+}  // namespace
+
+const char* mixer_name(Mixer m) {
+  switch (m) {
+    case Mixer::Attention: return "attention";
+    case Mixer::Mla: return "multi-head latent attention";
+    case Mixer::GatedDeltaNet: return "a gated delta net";
+  }
+  return "?";
+}
+
+const char* ffn_name(Ffn f) {
+  switch (f) {
+    case Ffn::Dense: return "a dense FFN";
+    case Ffn::Moe: return "routed experts";
+    case Ffn::MoeShared: return "routed experts with a shared expert";
+  }
+  return "?";
+}
+
+ModelConfig read_model_config(const GgufFile& file) {
+  ModelConfig c;
+  c.arch_name = file.get_string("general.architecture");
+  c.name = file.get_string_or("general.name", "");
+  c.arch = find_architecture(c.arch_name);
+  if (!c.arch)
+    fail(STRATA_ERR_UNSUPPORTED, "unsupported architecture '{}' (this build runs: {})", c.arch_name,
+         architecture_names());
+  const HParams keys(file, c.arch_name + ".");
+  read_shared(keys, c);
+  c.arch->read(keys, c);
+  check_runnable(c);
   return c;
 }
 

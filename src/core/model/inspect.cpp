@@ -19,13 +19,14 @@ std::string gb(uint64_t bytes) { return fmt::format("{:.3f} GB", bytes / 1e9); }
 void append_config(std::string& out, const GgufFile& file) {
   try {
     const ModelConfig c = read_model_config(file);
+    const RopeSpec& rope = c.layer(0).attention.rope;
     fmt::format_to(std::back_inserter(out),
                    "architecture: {}{}\n"
                    "  layers {}  embedding {}  heads {} (kv {})  head dim {}/{}  rope dims {}\n"
                    "  experts {} (top-{})  expert FFN {}  context {}  rms eps {:g}  rope base {:g}\n",
                    c.arch_name, c.name.empty() ? "" : fmt::format(" ('{}')", c.name), c.n_layer, c.n_embd, c.n_head,
-                   c.n_head_kv, c.head_dim_k, c.head_dim_v, c.n_rot, c.n_expert, c.n_expert_used, c.n_ff_exp,
-                   c.n_ctx_train, c.rms_eps, c.rope_freq_base);
+                   c.n_head_kv, c.head_dim_k, c.head_dim_v, rope.n_rot, c.n_expert, c.n_expert_used, c.n_ff_exp,
+                   c.n_ctx_train, c.rms_eps, rope.freq_base);
   } catch (const Error& e) {
     fmt::format_to(std::back_inserter(out), "architecture: {} (not runnable: {})\n",
                    file.get_string_or("general.architecture", "?"), e.what());

@@ -1,8 +1,6 @@
 // How a router turns expert logits into k (id, weight) pairs: the modes both backends' routers implement.
 #pragma once
 
-#include "core/model/arch.h"
-
 namespace strata::core {
 
 enum class RouterMode {
@@ -16,9 +14,9 @@ enum class RouterMode {
   TopkSoftmax,
 };
 
-// The router mode an architecture's gating asks for.
-inline RouterMode router_mode_of(Gating g) {
-  return g == Gating::TopkSoftmax ? RouterMode::TopkSoftmax : RouterMode::SoftmaxTopkNorm;
-}
+// How an MoE layer picks and weights its experts.
+struct RouterSpec {
+  RouterMode mode = RouterMode::SoftmaxTopkNorm;
+};
 
 }  // namespace strata::core

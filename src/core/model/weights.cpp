@@ -5,23 +5,26 @@
 
 #include "core/base/error.h"
 #include "core/gguf/gguf.h"
+#include "core/model/registry.h"
 
 namespace strata::core {
 namespace {
+
+using Shape = std::array<int64_t, 4>;
 
 class Binder {
  public:
   explicit Binder(const GgufFile& file) : file_(file) {}
 
-  TensorRef get(const std::string& name, std::initializer_list<int64_t> shape, bool float_only = false) {
+  TensorRef get(const std::string& name, const Shape& shape, bool float_only = false) {
     TensorRef t = find(name);
     if (!t.present()) fail(STRATA_ERR_FORMAT, "model: tensor '{}' is missing", name);
     check(t, shape, float_only);
     return t;
   }
-  TensorRef optional(const std::string& name, std::initializer_list<int64_t> shape) {
+  TensorRef optional(const std::string& name, const Shape& shape, bool float_only = false) {
     TensorRef t = find(name);
-    if (t.present()) check(t, shape, false);
+    if (t.present()) check(t, shape, float_only);
     return t;
   }
 
@@ -37,10 +40,7 @@ class Binder {
     t.nbytes = info->n_bytes;
     return t;
   }
-  static void check(const TensorRef& t, std::initializer_list<int64_t> shape, bool float_only) {
-    std::array<int64_t, 4> want{1, 1, 1, 1};
-    size_t i = 0;
-    for (int64_t d : shape) want[i++] = d;
+  static void check(const TensorRef& t, const Shape& want, bool float_only) {
     if (t.ne != want)
       fail(STRATA_ERR_FORMAT, "model: tensor '{}' has shape [{}], expected [{}]", t.name, fmt::join(t.ne, ", "),
            fmt::join(want, ", "));
@@ -54,36 +54,39 @@ class Binder {
   const GgufFile& file_;
 };
 
+uint64_t layer_bytes(const LayerWeights& l, bool experts) {
+  uint64_t bytes = 0;
+  for_each_tensor(l, [&](TensorRole role, const TensorRef& t) {
+    if ((kind_of(role) == TensorKind::Experts) == experts) bytes += t.nbytes;
+  });
+  return bytes;
+}
+
 }  // namespace
+
+uint64_t layer_expert_bytes(const LayerWeights& l) { return layer_bytes(l, true); }
+uint64_t layer_dense_bytes(const LayerWeights& l) { return layer_bytes(l, false); }
 
 ModelWeights bind_weights(const GgufFile& file, const ModelConfig& c) {
   Binder b(file);
   ModelWeights w;
   const int64_t E = c.n_embd;
-  w.token_embd = b.get("token_embd.weight", {E, c.n_vocab});
-  w.output_norm = b.get("output_norm.weight", {E}, true);
-  w.output = b.optional("output.weight", {E, c.n_vocab});
+  w.token_embd = b.get("token_embd.weight", {E, c.n_vocab, 1, 1});
+  w.output_norm = b.get("output_norm.weight", {E, 1, 1, 1}, true);
+  w.output = b.optional("output.weight", {E, c.n_vocab, 1, 1});
   if (!w.output.present()) w.output = w.token_embd;  // tied embeddings
 
   w.layers.resize(c.n_layer);
   for (int32_t il = 0; il < c.n_layer; ++il) {
     const std::string p = fmt::format("blk.{}.", il);
     LayerWeights& l = w.layers[il];
-    l.attn_norm = b.get(p + "attn_norm.weight", {E}, true);
-    l.wq = b.get(p + "attn_q.weight", {E, c.q_dim()});
-    l.wk = b.get(p + "attn_k.weight", {E, c.k_dim()});
-    l.wv = b.get(p + "attn_v.weight", {E, c.v_dim()});
-    l.wo = b.get(p + "attn_output.weight", {c.n_head * c.head_dim_v, E});
-    if (c.qk_norm) {
-      l.q_norm = b.get(p + "attn_q_norm.weight", {c.head_dim_k}, true);
-      l.k_norm = b.get(p + "attn_k_norm.weight", {c.head_dim_k}, true);
+    const TensorList list = c.arch->layer_tensors(c, il);
+    for (const TensorSpec& s : list.specs()) {
+      const TensorKind kind = kind_of(s.role);
+      l[s.role] = s.optional ? b.optional(p + s.name, s.ne, kind == TensorKind::Vector)
+                             : b.get(p + s.name, s.ne, kind == TensorKind::Vector);
+      if (kind == TensorKind::Experts) w.expert_bytes += l[s.role].nbytes;
     }
-    l.ffn_norm = b.get(p + "ffn_norm.weight", {E}, true);
-    l.gate_inp = b.get(p + "ffn_gate_inp.weight", {E, c.n_expert});
-    l.gate_exps = b.get(p + "ffn_gate_exps.weight", {E, c.n_ff_exp, c.n_expert});
-    l.up_exps = b.get(p + "ffn_up_exps.weight", {E, c.n_ff_exp, c.n_expert});
-    l.down_exps = b.get(p + "ffn_down_exps.weight", {c.n_ff_exp, E, c.n_expert});
-    w.expert_bytes += l.gate_exps.nbytes + l.up_exps.nbytes + l.down_exps.nbytes;
   }
   uint64_t total = 0;
   for (const GgufTensorInfo& t : file.tensors()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model/arch.h"
+#include "core/model/tensors.h"
 #include "core/quant/quant.h"
 
 namespace strata::core {
@@ -30,10 +31,24 @@ struct TensorRef {
   const uint8_t* expert(int64_t e) const { return data + static_cast<size_t>(e) * expert_bytes(); }
 };
 
+// A layer's tensors by role, bound from its architecture's list; a role the layer lacks stays empty.
 struct LayerWeights {
-  TensorRef attn_norm, wq, wk, wv, wo, q_norm, k_norm;
-  TensorRef ffn_norm, gate_inp, gate_exps, up_exps, down_exps;
+  std::array<TensorRef, kTensorRoles> tensors;
+
+  TensorRef& operator[](TensorRole r) { return tensors[static_cast<size_t>(r)]; }
+  const TensorRef& operator[](TensorRole r) const { return tensors[static_cast<size_t>(r)]; }
 };
+
+// Calls f(role, tensor) for each tensor the layer has, in role order.
+template <class F>
+void for_each_tensor(const LayerWeights& l, F&& f) {
+  for (size_t i = 0; i < kTensorRoles; ++i)
+    if (l.tensors[i].present()) f(static_cast<TensorRole>(i), l.tensors[i]);
+}
+
+// Bytes of the layer's routed-expert stacks (TensorKind::Experts), and of everything else it has.
+uint64_t layer_expert_bytes(const LayerWeights& l);
+uint64_t layer_dense_bytes(const LayerWeights& l);
 
 struct ModelWeights {
   TensorRef token_embd, output_norm, output;  // output may alias token_embd (tied)
@@ -43,7 +58,7 @@ struct ModelWeights {
   uint64_t n_params = 0;
 };
 
-// Binds every tensor the architecture needs; throws Error(FORMAT) naming the
+// Binds every tensor of each layer's list (the architecture's) and the embedding, final norm and head; throws Error(FORMAT) naming the
 // tensor when one is missing or has the wrong shape, Error(UNSUPPORTED) for a
 // type this build cannot compute with.
 ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);

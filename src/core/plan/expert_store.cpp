@@ -22,17 +22,17 @@ uint64_t bytes_of(const TensorRef& t) { return t.present() ? t.nbytes : 0; }
 BlobLayout blob_layout(const LayerWeights& l) {
   BlobLayout b;
   b.gate = 0;
-  b.up = align_up(l.gate_exps.expert_bytes(), kBlobAlign);
-  b.down = b.up + align_up(l.up_exps.expert_bytes(), kBlobAlign);
-  b.bytes = b.down + align_up(l.down_exps.expert_bytes(), kBlobAlign);
+  b.up = align_up(l[TensorRole::FfnGateExps].expert_bytes(), kBlobAlign);
+  b.down = b.up + align_up(l[TensorRole::FfnUpExps].expert_bytes(), kBlobAlign);
+  b.bytes = b.down + align_up(l[TensorRole::FfnDownExps].expert_bytes(), kBlobAlign);
   return b;
 }
 
 void pack_blob(const LayerWeights& l, const BlobLayout& b, int32_t e, uint8_t* dst) {
   std::memset(dst, 0, b.bytes);
-  std::memcpy(dst + b.gate, l.gate_exps.expert(e), l.gate_exps.expert_bytes());
-  std::memcpy(dst + b.up, l.up_exps.expert(e), l.up_exps.expert_bytes());
-  std::memcpy(dst + b.down, l.down_exps.expert(e), l.down_exps.expert_bytes());
+  for (const auto& [role, offset] : {std::pair{TensorRole::FfnGateExps, b.gate}, std::pair{TensorRole::FfnUpExps, b.up},
+                                     std::pair{TensorRole::FfnDownExps, b.down}})
+    std::memcpy(dst + offset, l[role].expert(e), l[role].expert_bytes());
 }
 
 StageExperts place_stage_experts(const Model& model, const StagePlan& stage, const StageMemory& memory) {
@@ -49,14 +49,13 @@ StageExperts place_stage_experts(const Model& model, const StagePlan& stage, con
   int64_t max_dense_weights = 0;  // of the GPU's F16 copy (dense_f16_values)
   for (int32_t il = stage.first_layer; il < stage.end_layer(); ++il) {
     const LayerWeights& l = w.layers[il];
-    uint64_t dense = 0;
-    for (const TensorRef* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.q_norm, &l.k_norm, &l.ffn_norm, &l.gate_inp})
-      dense += bytes_of(*t);
-    for (const TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate_inp})
-      if (t->present())
+    for_each_tensor(l, [&](TensorRole role, const TensorRef& t) {
+      const TensorKind kind = kind_of(role);
+      if (kind == TensorKind::Matrix || kind == TensorKind::Router)
         max_dense_weights =
-            std::max(max_dense_weights, dense_f16_values(t->type, t->ne[0], t->ne[1], t == &l.gate_inp));
-    in.dense_bytes.push_back(dense);
+            std::max(max_dense_weights, dense_f16_values(t.type, t.ne[0], t.ne[1], kind == TensorKind::Router));
+    });
+    in.dense_bytes.push_back(layer_dense_bytes(l));
     const uint64_t blob = blob_layout(l).bytes;
     blob_bytes = std::max(blob_bytes, blob);
     in.expert_bytes.emplace_back(static_cast<size_t>(c.n_expert), blob);

@@ -19,11 +19,8 @@ PartitionInput partition_input(const ModelConfig& c, const ModelWeights& w) {
   const int32_t ctx = std::min(c.n_ctx_train, kPlanContext);
   const uint64_t kv = uint64_t(2) * ctx * c.n_head_kv * (c.head_dim_k + c.head_dim_v);  // F16 K and V rows
   for (const LayerWeights& l : w.layers) {
-    uint64_t dense = kv;
-    for (const TensorRef* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.q_norm, &l.k_norm, &l.ffn_norm, &l.gate_inp})
-      dense += bytes_of(*t);
-    in.layer_bytes.push_back(dense);
-    in.layer_expert_bytes.push_back(bytes_of(l.gate_exps) + bytes_of(l.up_exps) + bytes_of(l.down_exps));
+    in.layer_bytes.push_back(kv + layer_dense_bytes(l));
+    in.layer_expert_bytes.push_back(layer_expert_bytes(l));
   }
   in.embd_bytes = bytes_of(w.token_embd);
   in.head_bytes = bytes_of(w.output) + bytes_of(w.output_norm);

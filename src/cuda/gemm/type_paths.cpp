@@ -26,13 +26,17 @@ void require_stage_kernels(const core::ModelWeights& w, const core::StagePlan& p
   if (plan.has_head) need(w.output, {KernelPath::Mmvq, KernelPath::Mmq});
   for (int32_t i = 0; i < plan.n_layers; ++i) {
     const core::LayerWeights& l = w.layers[static_cast<size_t>(plan.first_layer + i)];
-    for (const core::TensorRef* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate_inp}) {
-      need(*t, {KernelPath::Mmvq, KernelPath::Mmq});
-    }
-    for (const core::TensorRef* t : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
-      need(*t, {KernelPath::MoeGemm});
-      if (peer) need(*t, {KernelPath::Peer});
-    }
+    core::for_each_tensor(l, [&](core::TensorRole role, const core::TensorRef& t) {
+      switch (core::kind_of(role)) {
+        case core::TensorKind::Vector: break;
+        case core::TensorKind::Matrix:
+        case core::TensorKind::Router: need(t, {KernelPath::Mmvq, KernelPath::Mmq}); break;
+        case core::TensorKind::Experts:
+          need(t, {KernelPath::MoeGemm});
+          if (peer) need(t, {KernelPath::Peer});
+          break;
+      }
+    });
   }
 }
 

@@ -18,6 +18,8 @@
 namespace strata::cuda {
 namespace {
 
+using Role = core::TensorRole;
+
 constexpr unsigned kMapped = cudaHostAllocPortable | cudaHostAllocMapped;
 
 size_t f16_bytes(int64_t rows, int64_t n) { return static_cast<size_t>(rows * n) * sizeof(uint16_t); }
@@ -222,13 +224,13 @@ void PeerShare::layer(int32_t il, const DeviceLayer& l, const prefill::RowTable&
   // Quantized gate/up read the activations as F16 (the primary's rows round the same F32 values, or are these
   // very halves when they crossed as FP16).
   const uint16_t* xh = nullptr;
-  if (q8a_type(l.gate_exps.type)) {
+  if (q8a_type(l[Role::FfnGateExps].type)) {
     f32_to_f16(peer_.xn, peer_.xh, T * E, ps);
     xh = peer_.xh;
   }
   const auto* dptrs = reinterpret_cast<const uint8_t* const*>(peer_.table + at.ptrs);
-  const MoeExperts experts{peer_set(l.gate_exps, dptrs), peer_set(l.up_exps, dptrs + n),
-                           peer_set(l.down_exps, dptrs + 2 * n)};
+  const MoeExperts experts{peer_set(l[Role::FfnGateExps], dptrs), peer_set(l[Role::FfnUpExps], dptrs + n),
+                           peer_set(l[Role::FfnDownExps], dptrs + 2 * n)};
   RowTableView view;
   view.offsets = peer_.table + at.offsets;
   view.entries = peer_.table + at.entries;

@@ -1,0 +1,23 @@
+// llama with routed experts (Mixtral-style: general.architecture "llama" and an expert_count). Every layer:
+// grouped-query attention with adjacent-pair (GPT-J) RoPE, then routed SwiGLU experts; the router takes the k
+// largest logits and a softmax over those k.
+#include "core/archs/archs.h"
+#include "core/archs/blocks.h"
+
+namespace strata::core::archs {
+namespace {
+
+void read(const HParams& keys, ModelConfig& c) {
+  c.n_ff_exp = keys.required("feed_forward_length", 1, 1 << 20);
+  c.router.mode = RouterMode::TopkSoftmax;
+  for (LayerSpec& l : c.layers) l.attention.rope.style = RopeStyle::Adjacent;
+}
+
+}  // namespace
+
+const Architecture& llama_moe() {
+  static const Architecture row{"llama", read, attention_moe_tensors};
+  return row;
+}
+
+}  // namespace strata::core::archs
