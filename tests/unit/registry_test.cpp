@@ -118,7 +118,7 @@ TEST_CASE("registry: scaled RoPE is refused rather than computed unscaled") {
                        .read(),
                    STRATA_ERR_UNSUPPORTED, "RoPE scaling 'yarn' with factor 4");
   CHECK_FAILS_WITH(ConfigFile("llama", {{"llama.rope.scale_linear", GgufValue::f32(2.0f)}}).read(),
-                   STRATA_ERR_UNSUPPORTED, "RoPE scaling 'linear' with factor 2");
+                   STRATA_ERR_UNSUPPORTED, "RoPE scaling 'linear' with factor 2 (llama.rope.scale_linear)");
   // No scaling: a factor of 0 or 1, or the type "none".
   CHECK_NOTHROW(ConfigFile("qwen3moe", {{"qwen3moe.rope.scaling.type", GgufValue::string("yarn")},
                                         {"qwen3moe.rope.scaling.factor", GgufValue::f32(1.0f)}})

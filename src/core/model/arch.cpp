@@ -8,12 +8,10 @@
 namespace strata::core {
 namespace {
 
-constexpr int64_t kBig = 1 << 20;
-
 // The keys every architecture shares (the "<arch>." keys llama.cpp reads for all of them).
 void read_shared(const HParams& k, ModelConfig& c) {
   c.n_layer = k.required("block_count", 1, 4096);
-  c.n_embd = k.required("embedding_length", 1, kBig);
+  c.n_embd = k.required("embedding_length", 1, HParams::kMaxSize);
   c.n_head = k.required("attention.head_count", 1, 4096);
   c.n_head_kv = k.optional("attention.head_count_kv", c.n_head, 1, c.n_head);
   if (c.n_head % c.n_head_kv != 0)
@@ -26,10 +24,11 @@ void read_shared(const HParams& k, ModelConfig& c) {
   rope.freq_base = k.positive("rope.freq_base", 10000.0f);
   // Scaled RoPE (linear or YaRN) changes every rotation; computing it unscaled would be silently wrong.
   const std::string scaling = k.string("rope.scaling.type", "linear");
-  const float factor = k.real("rope.scaling.factor", k.real("rope.scale_linear", 0.0f));
+  const char* factor_key = k.has("rope.scaling.factor") ? "rope.scaling.factor" : "rope.scale_linear";
+  const float factor = k.real(factor_key, 0.0f);
   if (scaling != "none" && factor != 0.0f && factor != 1.0f)
     fail(STRATA_ERR_UNSUPPORTED, "model: RoPE scaling '{}' with factor {} ({}) is not supported yet", scaling,
-         factor, k.full_name("rope.scaling.factor"));
+         factor, k.full_name(factor_key));
   c.n_expert = k.optional("expert_count", 0, 0, 1 << 16);
   if (c.n_expert < 1)
     fail(STRATA_ERR_UNSUPPORTED, "architecture '{}' without experts ({} missing or 0): only Mixture-of-Experts "
@@ -41,18 +40,6 @@ void read_shared(const HParams& k, ModelConfig& c) {
   layer.attention.rope = rope;
   c.layers.assign(static_cast<size_t>(c.n_layer), layer);
 }
-
-// The layer loops compute full attention and routed experts; a row that asks for more fails here, at load.
-void check_runnable(const ModelConfig& c) {
-  for (int32_t il = 0; il < c.n_layer; ++il) {
-    const LayerSpec& l = c.layer(il);
-    if (l.mixer != Mixer::Attention || l.ffn != Ffn::Moe || l.attention.window != 0)
-      fail(STRATA_ERR_UNSUPPORTED, "model: layer {} of '{}' computes {}{} and {}, which this build does not run",
-           il, c.arch_name, mixer_name(l.mixer), l.attention.window ? " in a sliding window" : "", ffn_name(l.ffn));
-  }
-}
-
-}  // namespace
 
 const char* mixer_name(Mixer m) {
   switch (m) {
@@ -71,6 +58,18 @@ const char* ffn_name(Ffn f) {
   }
   return "?";
 }
+
+// The layer loops compute full attention and routed experts; a row that asks for more fails here, at load.
+void check_runnable(const ModelConfig& c) {
+  for (int32_t il = 0; il < c.n_layer; ++il) {
+    const LayerSpec& l = c.layer(il);
+    if (l.mixer != Mixer::Attention || l.ffn != Ffn::Moe || l.attention.window != 0)
+      fail(STRATA_ERR_UNSUPPORTED, "model: layer {} of '{}' computes {}{} and {}, which this build does not run",
+           il, c.arch_name, mixer_name(l.mixer), l.attention.window ? " in a sliding window" : "", ffn_name(l.ffn));
+  }
+}
+
+}  // namespace
 
 ModelConfig read_model_config(const GgufFile& file) {
   ModelConfig c;

@@ -1,5 +1,4 @@
-// A model's configuration, read from GGUF metadata by its architecture's registry row (core/model/registry.h):
-// the sizes every layer shares, the router, and per layer what it computes.
+// A model's configuration: the sizes every layer shares, the router, and per layer what it computes.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +51,7 @@ struct LayerSpec {
   AttentionSpec attention;  // when mixer == Attention
 };
 
+// Read from GGUF metadata by the architecture's registry row (core/model/registry.h).
 struct ModelConfig {
   const Architecture* arch = nullptr;  // the registry row that read it (static)
   std::string arch_name;  // GGUF general.architecture
@@ -76,9 +76,6 @@ struct ModelConfig {
   int32_t k_dim() const { return n_head_kv * head_dim_k; }
   int32_t v_dim() const { return n_head_kv * head_dim_v; }
 };
-
-const char* mixer_name(Mixer m);
-const char* ffn_name(Ffn f);
 
 // Reads and checks the hyperparameters through the registry row of general.architecture; throws Error(FORMAT)
 // naming the key that is missing or out of range, Error(UNSUPPORTED) for an architecture without a row or a

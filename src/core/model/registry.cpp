@@ -1,7 +1,7 @@
 // The architecture registry: one row per GGUF general.architecture this build runs.
 #include "core/model/registry.h"
 
-#include <array>
+#include <span>
 
 #include "core/archs/archs.h"
 #include "core/base/error.h"
@@ -10,8 +10,8 @@
 namespace strata::core {
 namespace {
 
-const std::array<const Architecture*, 2>& rows() {
-  static const std::array<const Architecture*, 2> all{&archs::qwen3moe(), &archs::llama_moe()};
+std::span<const Architecture* const> rows() {
+  static const Architecture* const all[] = {&archs::qwen3moe(), &archs::llama_moe()};
   return all;
 }
 
@@ -31,6 +31,8 @@ int32_t HParams::optional(const char* key, int64_t fallback, int64_t lo, int64_t
   const std::string k = full_name(key);
   return checked(k, static_cast<int64_t>(file_.get_u64_or(k, static_cast<uint64_t>(fallback))), lo, hi);
 }
+
+bool HParams::has(const char* key) const { return file_.has(full_name(key)); }
 
 float HParams::real(const char* key, float fallback) const { return file_.get_f32_or(full_name(key), fallback); }
 

@@ -1,22 +1,28 @@
-// The architecture registry: one row per GGUF general.architecture this build runs. A row reads the
-// architecture's own hyperparameters (the keys every architecture shares are read before it) and gives each
-// layer's tensor list. Each row lives in src/core/archs/<name>.cpp; registry.cpp lists them.
+// The architecture registry: one row per GGUF general.architecture this build runs.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/model/arch.h"
 #include "core/model/tensors.h"
 
 namespace strata::core {
 
+// A row reads the architecture's own hyperparameters (the keys every architecture shares are read before it) and
+// gives each layer's tensor list. Each row lives in src/core/archs/<name>.cpp; registry.cpp lists them.
+
 // Reads "<architecture>.<key>" metadata, checked: a missing required key or a value out of range throws
 // Error(FORMAT) naming the key.
 class HParams {
  public:
+  static constexpr int64_t kMaxSize = 1 << 20;  // the bound of a width (embedding, FFN) a row reads
+
   HParams(const GgufFile& file, std::string prefix) : file_(file), prefix_(std::move(prefix)) {}
+
+  bool has(const char* key) const;
 
   int32_t required(const char* key, int64_t lo, int64_t hi) const;
   int32_t optional(const char* key, int64_t fallback, int64_t lo, int64_t hi) const;

@@ -1,14 +1,17 @@
-// The tensors of a layer, by role: what each is for, what kind of data it holds, and the list an architecture
-// gives for each layer (GGUF name, shape, optional). Binding reads the list; everything that walks a layer's
-// weights afterwards (the stage partition, expert placement, each backend's upload) walks the roles bound from it.
+// The tensors of a layer by role, their kinds, and a layer's tensor list.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 namespace strata::core {
+
+// An architecture gives each layer's list (GGUF name, shape, optional). Binding reads the list; everything that
+// walks a layer's weights afterwards (the stage partition, expert placement, each backend's upload) walks the
+// roles bound from it, by kind.
 
 // Named as llama.cpp's GGUF tensors are: role AttnQ is blk.N.attn_q.weight.
 enum class TensorRole : uint8_t {
@@ -33,7 +36,10 @@ enum class TensorKind : uint8_t {
   Vector,   // a norm weight or a bias: F32, F16 or BF16 in the file, F32 on every backend
   Matrix,   // a dense linear map [n_in, n_out]
   Router,   // the router's map [n_embd, n_expert]: dense, its logits kept in F32
-  Experts,  // a stack of routed experts [n_in, n_out, n_expert]: placed, streamed and lent one expert at a time
+  // A stack of routed experts [n_in, n_out, n_expert]: placed, streamed and lent one expert at a time. An
+  // expert's blob (core/plan/expert_store) holds the gate, up and down stacks; another role of this kind needs
+  // its place there.
+  Experts,
 };
 
 TensorKind kind_of(TensorRole role);

@@ -58,9 +58,9 @@ struct ModelWeights {
   uint64_t n_params = 0;
 };
 
-// Binds every tensor of each layer's list (the architecture's) and the embedding, final norm and head; throws Error(FORMAT) naming the
-// tensor when one is missing or has the wrong shape, Error(UNSUPPORTED) for a
-// type this build cannot compute with.
+// Binds every tensor of each layer's list (the architecture's) and the embedding, final norm and head; throws
+// Error(FORMAT) naming the tensor when one is missing or has the wrong shape, Error(UNSUPPORTED) for a type this
+// build cannot compute with.
 ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);
 
 }  // namespace strata::core
