@@ -8,7 +8,9 @@
 #include "core/base/bytes.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/model/layer_ops.h"
 #include "core/model/model.h"
+#include "core/model/registry.h"
 #include "core/plan/expert_store.h"
 #include "core/plan/residency.h"
 #include "core/runtime/backends.h"
@@ -69,7 +71,7 @@ struct CpuStreamed {
   bool peer = false;          // the model's peer_device is a CPU device: sessions get a peer ring
 };
 
-class CpuExecutor final : public Executor {
+class CpuExecutor final : public Executor, private LayerOps {
  public:
   CpuExecutor(const Model& model, const StagePlan& plan, int32_t n_threads, const CpuStreamed* streamed,
               const SessionOptions& options)
@@ -140,16 +142,16 @@ class CpuExecutor final : public Executor {
     const int64_t T = static_cast<int64_t>(chunk.tokens.size());
     const int64_t E = c_.n_embd;
     resize(T);
-    PhaseClock clock;
+    run_ = Run{T, &chunk, &times, expert_counts, &cancel, PhaseClock{}};  // the clock starts now
 
     if (plan_.has_embd) {
       // Embedding rows, dequantized from the table.
       for (int64_t t = 0; t < T; ++t)
         dequantize_row(w_.token_embd.type, w_.token_embd.row(chunk.tokens[t]), &x_[t * E], E);
-      clock.tick(times.other_ms);
+      run_.clock.tick(times.other_ms);
     } else {
       std::copy(chunk.in, chunk.in + T * E, x_.begin());
-      clock.tick(times.transfer_ms);
+      run_.clock.tick(times.transfer_ms);
     }
 
     peer_.reset();  // a chunk that failed may have left one
@@ -160,12 +162,7 @@ class CpuExecutor final : public Executor {
       mode_ = choose_ring_mode(T, c_.n_expert_used, c_.n_expert);
       if (mode_ == RingMode::StreamAll) start_stream_all(T, chunk.pos0, times);
     }
-    for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
-      if (cancel.load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
-      attention(il, T, chunk.pos0);
-      clock.tick(times.attention_ms);
-      moe(il, T, clock, times, expert_counts);
-    }
+    c_.arch->program(*this, c_, {plan_.first_layer, plan_.end_layer(), plan_.has_head});
     if (streamed_) {
       ring_->finish();
       times.bytes_streamed += ring_->bytes_copied() - streamed0;
@@ -175,20 +172,12 @@ class CpuExecutor final : public Executor {
       times.bytes_streamed += peer_->bytes_copied() - peer_copied0_;
       peer_.reset();
     }
-
-    if (!plan_.has_head) {
-      std::copy(x_.begin(), x_.begin() + T * E, chunk.out);
-      clock.tick(times.transfer_ms);
+    if (plan_.has_head) {
+      run_.clock.tick(times.other_ms);
       return;
     }
-    // Final norm and the output head for the rows that want logits.
-    const int64_t first = chunk.first_logit_row, rows = T - first;
-    if (rows > 0) {
-      for (int64_t t = first; t < T; ++t)
-        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first) * E], E, c_.rms_eps);
-      cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, chunk.logits, &pool_);
-    }
-    clock.tick(times.other_ms);
+    std::copy(x_.begin(), x_.begin() + T * E, chunk.out);
+    run_.clock.tick(times.transfer_ms);
   }
 
  private:
@@ -196,6 +185,16 @@ class CpuExecutor final : public Executor {
   struct LayerVectors : std::array<const float*, kTensorRoles> {
     const float* operator[](TensorRole r) const { return at(static_cast<size_t>(r)); }
     using std::array<const float*, kTensorRoles>::operator[];
+  };
+
+  // The chunk forward() runs: what the steps read besides the buffers.
+  struct Run {
+    int64_t T = 0;
+    const StageChunk* chunk = nullptr;
+    PhaseTimes* times = nullptr;
+    uint64_t* expert_counts = nullptr;  // [model layer * n_expert + e]
+    const std::atomic<bool>* cancel = nullptr;
+    PhaseClock clock;
   };
 
   void resize(int64_t T) {
@@ -212,25 +211,41 @@ class CpuExecutor final : public Executor {
     weights_.resize(T * c_.n_expert_used);
   }
 
-  // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing this chunk's K/V.
-  void attention(int32_t il, int64_t T, int32_t pos0) {
-    const LayerWeights& l = w_.layers[il];
-    const LayerVectors& n = vectors_[il - plan_.first_layer];
-    const AttentionSpec& a = c_.layer(il).attention;
-    const int kv_layer = il - plan_.first_layer;
+  const LayerVectors& vectors(int32_t il) const { return vectors_[il - plan_.first_layer]; }
+
+  // xn = RMSNorm(x) · w, row by row.
+  void norm_rows(const float* w) {
     const int64_t E = c_.n_embd;
-    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], n[TensorRole::AttnNorm], &xn_[t * E], E, c_.rms_eps);
+    for (int64_t t = 0; t < run_.T; ++t) cpu::rmsnorm(&x_[t * E], w, &xn_[t * E], E, c_.rms_eps);
+  }
+
+  // ---- the layer ops (core/model/layer_ops.h)
+
+  void begin_layer(int32_t il) override {
+    if (run_.cancel->load(std::memory_order_relaxed)) fail(STRATA_ABORTED, "cancelled at layer {}", il);
+  }
+
+  void attn_norm(int32_t il) override { norm_rows(vectors(il)[TensorRole::AttnNorm]); }
+
+  void qkv(int32_t il) override {
+    const LayerWeights& l = w_.layers[il];
+    const int64_t E = c_.n_embd, T = run_.T;
     const TensorRef &wq = l[TensorRole::AttnQ], &wk = l[TensorRole::AttnK], &wv = l[TensorRole::AttnV];
     cpu::matmul_q(wq.type, wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
     cpu::matmul_q(wk.type, wk.data, E, c_.k_dim(), xn_.data(), T, k_.data(), &pool_);
     cpu::matmul_q(wv.type, wv.data, E, c_.v_dim(), xn_.data(), T, v_.data(), &pool_);
+  }
 
+  void attn_inputs(int32_t il, const AttentionSpec& a) override {
+    const LayerVectors& n = vectors(il);
+    const int kv_layer = il - plan_.first_layer;
     const int hd = c_.head_dim_k;
-    pool_.parallel_for(T, [&](int64_t b, int64_t e) {
+    const int32_t pos0 = run_.chunk->pos0;
+    pool_.parallel_for(run_.T, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         float* q = &q_[t * c_.q_dim()];
         float* k = &k_[t * c_.k_dim()];
-        if (a.qk_norm) {
+        if (a.head_norm == NormKind::Rms) {
           for (int h = 0; h < c_.n_head; ++h)
             cpu::rmsnorm(q + h * hd, n[TensorRole::AttnQNorm], q + h * hd, hd, c_.rms_eps);
           for (int h = 0; h < c_.n_head_kv; ++h)
@@ -243,7 +258,14 @@ class CpuExecutor final : public Executor {
         kv_.write(kv_layer, pos, k, &v_[t * c_.v_dim()]);
       }
     });
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  }
+
+  void attention_out(int32_t il, const AttentionSpec& a) override {
+    if (a.window != 0) fail(STRATA_ERR_UNSUPPORTED, "cpu: sliding-window attention (layer {})", il);
+    const int kv_layer = il - plan_.first_layer;
+    const int64_t E = c_.n_embd, T = run_.T;
+    const int32_t pos0 = run_.chunk->pos0;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
     const KvView kv_k = kv_.k_view(kv_layer), kv_v = kv_.v_view(kv_layer);
     const int64_t att_dim = c_.n_head * c_.head_dim_v;
     // Blocks of query rows, each block reading the cached rows once; their
@@ -263,38 +285,59 @@ class CpuExecutor final : public Executor {
                             &att_[t * att_dim]);
       }
     });
-    const TensorRef& wo = l[TensorRole::AttnOut];
+    const TensorRef& wo = w_.layers[il][TensorRole::AttnOut];
     cpu::matmul_q(wo.type, wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
+    run_.clock.tick(run_.times->attention_ms);
   }
 
-  // x += Σ_k w_k · expert_k(norm(x)), the experts chosen by the router.
-  void moe(int32_t il, int64_t T, PhaseClock& clock, PhaseTimes& times, uint64_t* expert_counts) {
-    const LayerWeights& l = w_.layers[il];
-    const int64_t E = c_.n_embd;
+  void ffn_norm(int32_t il) override { norm_rows(vectors(il)[TensorRole::FfnNorm]); }
+
+  void router(int32_t il, const RouterSpec&) override {
+    const TensorRef& router = w_.layers[il][TensorRole::FfnGateInp];
+    cpu::matmul_q(router.type, router.data, c_.n_embd, c_.n_expert, xn_.data(), run_.T, router_.data(), &pool_);
+  }
+
+  void topk(int32_t, const RouterSpec& r) override {
     const int k = c_.n_expert_used;
-    const float* norm = vectors_[il - plan_.first_layer][TensorRole::FfnNorm];
-    for (int64_t t = 0; t < T; ++t) cpu::rmsnorm(&x_[t * E], norm, &xn_[t * E], E, c_.rms_eps);
-    const TensorRef& router = l[TensorRole::FfnGateInp];
-    cpu::matmul_q(router.type, router.data, E, c_.n_expert, xn_.data(), T, router_.data(), &pool_);
-    for (int64_t t = 0; t < T; ++t)
-      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, c_.router.mode, &ids_[t * k],
-                      &weights_[t * k]);
-    clock.tick(times.routing_ms);
+    for (int64_t t = 0; t < run_.T; ++t)
+      cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, r.mode, &ids_[t * k], &weights_[t * k]);
+    run_.clock.tick(run_.times->routing_ms);
+  }
 
-    const prefill::RowTable table = prefill::RowTable::build(ids_, static_cast<int>(T), k, c_.n_expert);
-    for (int32_t e : table.active) expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
-    clock.tick(times.grouping_ms);
+  // o = Σ_k w_k · expert_k(xn): the resident experts in place, the streamed ones through the ring.
+  void experts(int32_t il) override {
+    PhaseTimes& times = *run_.times;
+    const prefill::RowTable table =
+        prefill::RowTable::build(ids_, static_cast<int>(run_.T), c_.n_expert_used, c_.n_expert);
+    for (int32_t e : table.active) run_.expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
+    run_.clock.tick(times.grouping_ms);
 
-    cpu::MoeWeights mw = cpu::MoeWeights::of(l);
+    cpu::MoeWeights mw = cpu::MoeWeights::of(w_.layers[il]);
     if (!streamed_) {
       cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
-      clock.tick(times.expert_ms);
+      run_.clock.tick(times.expert_ms);
     } else {
-      moe_streamed(il - plan_.first_layer, mw, table, clock, times);
+      moe_streamed(il - plan_.first_layer, mw, table, run_.clock, times);
     }
-    for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
-    clock.tick(times.combine_ms);
+  }
+
+  // The next layer's attention norm is made by its attn_norm: the CPU has no launch to share.
+  void combine(int32_t, int32_t) override {
+    for (int64_t i = 0; i < run_.T * c_.n_embd; ++i) x_[i] += o_[i];
+    run_.clock.tick(run_.times->combine_ms);
+  }
+
+  // Final norm and the output head for the rows that want logits.
+  void head() override {
+    const StageChunk& chunk = *run_.chunk;
+    const int64_t E = c_.n_embd, first = chunk.first_logit_row, rows = run_.T - first;
+    if (rows > 0) {
+      for (int64_t t = first; t < run_.T; ++t)
+        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first) * E], E, c_.rms_eps);
+      cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, chunk.logits, &pool_);
+    }
+    run_.clock.tick(run_.times->other_ms);
   }
 
   // A stream-all chunk: with a helper or a peer_device and a positive share
@@ -402,6 +445,7 @@ class CpuExecutor final : public Executor {
   KvCache kv_;
   NormWeights norm_;
   std::vector<LayerVectors> vectors_;
+  Run run_;
   const float* output_norm_ = nullptr;
   std::vector<float> x_, xn_, q_, k_, v_, att_, o_, router_, weights_;
   std::vector<int32_t> ids_;

@@ -464,12 +464,13 @@ class CudaExecutor final : public core::Executor {
     const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
     const core::AttentionSpec& a = c_.layer(plan_.first_layer + il).attention;
     const core::RopeSpec& r = a.rope;
+    const bool head_norm = a.head_norm == core::NormKind::Rms;
     if (attention_inputs_take(hd, c_.head_dim_v, r.n_rot, r.style)) {
-      attention_inputs(q, k, v, a.qk_norm ? l.f32(Role::AttnQNorm) : nullptr,
-                       a.qk_norm ? l.f32(Role::AttnKNorm) : nullptr, c_.rms_eps, d_pos, T, c_.n_head, r.n_rot,
+      attention_inputs(q, k, v, head_norm ? l.f32(Role::AttnQNorm) : nullptr,
+                       head_norm ? l.f32(Role::AttnKNorm) : nullptr, c_.rms_eps, d_pos, T, c_.n_head, r.n_rot,
                        r.freq_base, r.style, kview, vview, s);
     } else {
-      if (a.qk_norm) {
+      if (head_norm) {
         rmsnorm(q, l.f32(Role::AttnQNorm), q, T * c_.n_head, hd, c_.rms_eps, s);
         rmsnorm(k, l.f32(Role::AttnKNorm), k, T * c_.n_head_kv, hd, c_.rms_eps, s);
       }

@@ -87,7 +87,7 @@ TEST_CASE("a llama MoE file loads with llama's switches") {
   CHECK(c.router.mode == RouterMode::TopkSoftmax);
   for (const LayerSpec& l : c.layers) {
     CHECK(l.attention.rope.style == RopeStyle::Adjacent);
-    CHECK_FALSE(l.attention.qk_norm);
+    CHECK(l.attention.head_norm == NormKind::None);
   }
   CHECK(c.n_expert == 8);
   CHECK(c.n_ff_exp == 128);

@@ -70,7 +70,7 @@ TEST_CASE("registry: qwen3moe reads its expert width and norms q and k, every la
   for (const LayerSpec& l : c.layers) {
     CHECK(l.mixer == Mixer::Attention);
     CHECK(l.ffn == Ffn::Moe);
-    CHECK(l.attention.qk_norm);
+    CHECK(l.attention.head_norm == NormKind::Rms);
     CHECK(l.attention.window == 0);
     CHECK(l.attention.rope.style == RopeStyle::Neox);
     CHECK(l.attention.rope.n_rot == 32);  // rope.dimension_count defaults to the key length
@@ -102,7 +102,7 @@ TEST_CASE("registry: llama reads feed_forward_length as the expert width, adjace
   CHECK(c.n_ff_exp == 96);
   CHECK(c.router.mode == RouterMode::TopkSoftmax);
   for (const LayerSpec& l : c.layers) {
-    CHECK_FALSE(l.attention.qk_norm);
+    CHECK(l.attention.head_norm == NormKind::None);
     CHECK(l.attention.rope.style == RopeStyle::Adjacent);
     CHECK(l.attention.rope.n_rot == 16);
     CHECK(l.attention.rope.freq_base == 5e5f);

@@ -1,4 +1,4 @@
-// Pieces of tensor lists that several architectures share.
+// Pieces of tensor lists and of layer programs that several architectures share.
 #include "core/archs/blocks.h"
 
 namespace strata::core::archs {
@@ -10,7 +10,7 @@ void add_attention_tensors(TensorList& t, const ModelConfig& c, const AttentionS
   t.add(TensorRole::AttnK, "attn_k.weight", {E, c.k_dim()});
   t.add(TensorRole::AttnV, "attn_v.weight", {E, c.v_dim()});
   t.add(TensorRole::AttnOut, "attn_output.weight", {int64_t{c.n_head} * c.head_dim_v, E});
-  if (a.qk_norm) {
+  if (a.head_norm == NormKind::Rms) {
     t.add(TensorRole::AttnQNorm, "attn_q_norm.weight", {c.head_dim_k});
     t.add(TensorRole::AttnKNorm, "attn_k_norm.weight", {c.head_dim_k});
   }
@@ -25,11 +25,19 @@ void add_moe_tensors(TensorList& t, const ModelConfig& c) {
   t.add(TensorRole::FfnDownExps, "ffn_down_exps.weight", {F, E, X});
 }
 
-TensorList attention_moe_tensors(const ModelConfig& c, int32_t il) {
-  TensorList t;
-  add_attention_tensors(t, c, c.layer(il).attention);
-  add_moe_tensors(t, c);
-  return t;
+void attention_steps(LayerOps& ops, int32_t il, const AttentionSpec& a) {
+  ops.attn_norm(il);
+  ops.qkv(il);
+  ops.attn_inputs(il, a);
+  ops.attention_out(il, a);
+}
+
+void moe_steps(LayerOps& ops, int32_t il, const RouterSpec& r, int32_t next) {
+  ops.ffn_norm(il);
+  ops.router(il, r);
+  ops.topk(il, r);
+  ops.experts(il);
+  ops.combine(il, next);
 }
 
 }  // namespace strata::core::archs

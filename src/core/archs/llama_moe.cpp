@@ -1,6 +1,6 @@
 // The llama row with routed experts (Mixtral-style: general.architecture "llama" and an expert_count).
 #include "core/archs/archs.h"
-#include "core/archs/blocks.h"
+#include "core/archs/attention_moe.h"
 
 namespace strata::core::archs {
 namespace {
@@ -17,7 +17,7 @@ void read(const HParams& keys, ModelConfig& c) {
 }  // namespace
 
 const Architecture& llama_moe() {
-  static const Architecture row{"llama", read, attention_moe_tensors};
+  static const Architecture row{"llama", read, attention_moe_tensors, attention_moe_program};
   return row;
 }
 

@@ -1,6 +1,6 @@
 // The qwen3moe row: Qwen3-MoE (Qwen3-30B-A3B, Qwen3-235B-A22B, Qwen3-Coder-30B/480B).
 #include "core/archs/archs.h"
-#include "core/archs/blocks.h"
+#include "core/archs/attention_moe.h"
 
 namespace strata::core::archs {
 namespace {
@@ -12,7 +12,7 @@ void read(const HParams& keys, ModelConfig& c) {
   c.n_ff_exp = keys.required("expert_feed_forward_length", 1, HParams::kMaxSize);
   c.router.mode = RouterMode::SoftmaxTopkNorm;
   for (LayerSpec& l : c.layers) {
-    l.attention.qk_norm = true;
+    l.attention.head_norm = NormKind::Rms;
     l.attention.rope.style = RopeStyle::Neox;
   }
 }
@@ -20,7 +20,7 @@ void read(const HParams& keys, ModelConfig& c) {
 }  // namespace
 
 const Architecture& qwen3moe() {
-  static const Architecture row{"qwen3moe", read, attention_moe_tensors};
+  static const Architecture row{"qwen3moe", read, attention_moe_tensors, attention_moe_program};
   return row;
 }
 

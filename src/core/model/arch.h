@@ -39,8 +39,14 @@ enum class Ffn : uint8_t {
   MoeShared,  // routed experts plus an always-on shared expert
 };
 
+// A norm's kind.
+enum class NormKind : uint8_t {
+  None,
+  Rms,  // x / sqrt(mean(x^2) + eps), times a weight vector
+};
+
 struct AttentionSpec {
-  bool qk_norm = false;  // RMS norm of q and k per head before RoPE
+  NormKind head_norm = NormKind::None;  // of q and k per head, before RoPE (its weights: attn_q_norm, attn_k_norm)
   int32_t window = 0;    // sliding window in tokens; 0 attends to the whole context
   RopeSpec rope;
 };

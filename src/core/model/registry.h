@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/model/arch.h"
+#include "core/model/layer_ops.h"
 #include "core/model/tensors.h"
 
 namespace strata::core {
@@ -44,6 +45,8 @@ struct Architecture {
   void (*read)(const HParams& keys, ModelConfig& c) = nullptr;
   // The tensors of layer il, in file order.
   TensorList (*layer_tensors)(const ModelConfig& c, int32_t il) = nullptr;
+  // The layers' math over the backends' ops (core/model/layer_ops.h).
+  LayerProgram program = nullptr;
 };
 
 // The row of an architecture; nullptr when this build has none.
