@@ -163,6 +163,7 @@ class CpuExecutor final : public Executor, private LayerOps {
       if (mode_ == RingMode::StreamAll) start_stream_all(T, chunk.pos0, times);
     }
     c_.arch->program(*this, c_, {plan_.first_layer, plan_.end_layer(), plan_.has_head});
+    // The chunk's streaming ends after the last layer's experts (and the head, which reads none of it).
     if (streamed_) {
       ring_->finish();
       times.bytes_streamed += ring_->bytes_copied() - streamed0;
@@ -173,7 +174,7 @@ class CpuExecutor final : public Executor, private LayerOps {
       peer_.reset();
     }
     if (plan_.has_head) {
-      run_.clock.tick(times.other_ms);
+      run_.clock.tick(times.other_ms);  // the streams' finish, in other_ms with the head's
       return;
     }
     std::copy(x_.begin(), x_.begin() + T * E, chunk.out);
@@ -260,8 +261,7 @@ class CpuExecutor final : public Executor, private LayerOps {
     });
   }
 
-  void attention_out(int32_t il, const AttentionSpec& a) override {
-    if (a.window != 0) fail(STRATA_ERR_UNSUPPORTED, "cpu: sliding-window attention (layer {})", il);
+  void attention_out(int32_t il, const AttentionSpec&) override {
     const int kv_layer = il - plan_.first_layer;
     const int64_t E = c_.n_embd, T = run_.T;
     const int32_t pos0 = run_.chunk->pos0;

@@ -42,7 +42,7 @@ class RecordingOps final : public LayerOps {
   }
 };
 
-// A config of n layers for a row, as its reader would leave it.
+// A config of n layers for a row: default layer specs (the row's reader is not run).
 ModelConfig config_of(const char* arch, int32_t n_layers) {
   ModelConfig c;
   c.arch = find_architecture(arch);
@@ -69,11 +69,14 @@ std::vector<std::string> concat(std::vector<std::vector<std::string>> parts) {
 }  // namespace
 
 TEST_CASE("layer programs: every registry row has one") {
-  for (const char* name : {"qwen3moe", "llama"}) {
-    const Architecture* row = find_architecture(name);
+  const std::string names = architecture_names() + ", ";
+  int rows = 0;
+  for (size_t b = 0, e; (e = names.find(", ", b)) != std::string::npos; b = e + 2, ++rows) {
+    const Architecture* row = find_architecture(names.substr(b, e - b));
     REQUIRE(row != nullptr);
     CHECK(row->program != nullptr);
   }
+  CHECK(rows == 2);
 }
 
 TEST_CASE("layer programs: qwen3moe and llama run attention then routed experts per layer, the head last") {

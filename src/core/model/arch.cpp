@@ -59,7 +59,7 @@ const char* ffn_name(Ffn f) {
   return "?";
 }
 
-// The layer loops compute full attention and routed experts; a row that asks for more fails here, at load.
+// The backends compute full attention and routed experts; a row that asks for more fails here, at load.
 void check_runnable(const ModelConfig& c) {
   for (int32_t il = 0; il < c.n_layer; ++il) {
     const LayerSpec& l = c.layer(il);

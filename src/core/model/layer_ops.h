@@ -44,8 +44,9 @@ class LayerOps {
   virtual void topk(int32_t il, const RouterSpec& r) = 0;
   // The chosen experts' SwiGLU FFNs of xn: y = W_down · (silu(W_gate·xn) ⊙ W_up·xn) per (token, expert).
   virtual void experts(int32_t il) = 0;
-  // x += Σ_k w_k · y_k. next: the layer the stage runs after il, or -1; a backend may make next's attention norm
-  // here (in the combine's launch), and its attn_norm(next) then has nothing to do.
+  // x += Σ_k w_k · y_k. next: the layer whose attn_norm the program calls next, or -1; a backend may make that
+  // norm here (in the combine's launch), and attn_norm(next) then has nothing to do. A chunk starts with no norm
+  // made this way (a cancelled chunk may have left one).
   virtual void combine(int32_t il, int32_t next) = 0;
 
   // The final norm and the output matrix: logits for the chunk's rows that want them.
