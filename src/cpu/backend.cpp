@@ -142,7 +142,7 @@ class CpuExecutor final : public Executor, private LayerOps {
     const int64_t T = static_cast<int64_t>(chunk.tokens.size());
     const int64_t E = c_.n_embd;
     resize(T);
-    run_ = Run{T, &chunk, &times, expert_counts, &cancel, PhaseClock{}};  // the clock starts now
+    run_ = Run{&chunk, &times, expert_counts, &cancel, PhaseClock{}};  // the clock starts now
 
     if (plan_.has_embd) {
       // Embedding rows, dequantized from the table.
@@ -190,7 +190,7 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   // The chunk forward() runs: what the steps read besides the buffers.
   struct Run {
-    int64_t T = 0;
+    int64_t T() const { return static_cast<int64_t>(chunk->tokens.size()); }
     const StageChunk* chunk = nullptr;
     PhaseTimes* times = nullptr;
     uint64_t* expert_counts = nullptr;  // [model layer * n_expert + e]
@@ -214,10 +214,15 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   const LayerVectors& vectors(int32_t il) const { return vectors_[il - plan_.first_layer]; }
 
-  // xn = RMSNorm(x) · w, row by row.
-  void norm_rows(const float* w) {
+  // xn = RMSNorm(x) · w for the rows from `first` on, into xn's rows from 0.
+  void norm_rows(const float* w, int64_t first = 0) {
     const int64_t E = c_.n_embd;
-    for (int64_t t = 0; t < run_.T; ++t) cpu::rmsnorm(&x_[t * E], w, &xn_[t * E], E, c_.rms_eps);
+    for (int64_t t = first; t < run_.T(); ++t) cpu::rmsnorm(&x_[t * E], w, &xn_[(t - first) * E], E, c_.rms_eps);
+  }
+
+  // x += o: a block's output onto the residual stream.
+  void add_to_residual() {
+    for (int64_t i = 0; i < run_.T() * c_.n_embd; ++i) x_[i] += o_[i];
   }
 
   // ---- the layer ops (core/model/layer_ops.h)
@@ -230,7 +235,7 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   void qkv(int32_t il) override {
     const LayerWeights& l = w_.layers[il];
-    const int64_t E = c_.n_embd, T = run_.T;
+    const int64_t E = c_.n_embd, T = run_.T();
     const TensorRef &wq = l[TensorRole::AttnQ], &wk = l[TensorRole::AttnK], &wv = l[TensorRole::AttnV];
     cpu::matmul_q(wq.type, wq.data, E, c_.q_dim(), xn_.data(), T, q_.data(), &pool_);
     cpu::matmul_q(wk.type, wk.data, E, c_.k_dim(), xn_.data(), T, k_.data(), &pool_);
@@ -242,7 +247,7 @@ class CpuExecutor final : public Executor, private LayerOps {
     const int kv_layer = il - plan_.first_layer;
     const int hd = c_.head_dim_k;
     const int32_t pos0 = run_.chunk->pos0;
-    pool_.parallel_for(run_.T, [&](int64_t b, int64_t e) {
+    pool_.parallel_for(run_.T(), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         float* q = &q_[t * c_.q_dim()];
         float* k = &k_[t * c_.k_dim()];
@@ -263,7 +268,7 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   void attention_out(int32_t il, const AttentionSpec&) override {
     const int kv_layer = il - plan_.first_layer;
-    const int64_t E = c_.n_embd, T = run_.T;
+    const int64_t E = c_.n_embd, T = run_.T();
     const int32_t pos0 = run_.chunk->pos0;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
     const KvView kv_k = kv_.k_view(kv_layer), kv_v = kv_.v_view(kv_layer);
@@ -287,7 +292,7 @@ class CpuExecutor final : public Executor, private LayerOps {
     });
     const TensorRef& wo = w_.layers[il][TensorRole::AttnOut];
     cpu::matmul_q(wo.type, wo.data, att_dim, E, att_.data(), T, o_.data(), &pool_);
-    for (int64_t i = 0; i < T * E; ++i) x_[i] += o_[i];
+    add_to_residual();
     run_.clock.tick(run_.times->attention_ms);
   }
 
@@ -295,12 +300,12 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   void router(int32_t il, const RouterSpec&) override {
     const TensorRef& router = w_.layers[il][TensorRole::FfnGateInp];
-    cpu::matmul_q(router.type, router.data, c_.n_embd, c_.n_expert, xn_.data(), run_.T, router_.data(), &pool_);
+    cpu::matmul_q(router.type, router.data, c_.n_embd, c_.n_expert, xn_.data(), run_.T(), router_.data(), &pool_);
   }
 
   void topk(int32_t, const RouterSpec& r) override {
     const int k = c_.n_expert_used;
-    for (int64_t t = 0; t < run_.T; ++t)
+    for (int64_t t = 0; t < run_.T(); ++t)
       cpu::route_topk(&router_[t * c_.n_expert], c_.n_expert, k, r.mode, &ids_[t * k], &weights_[t * k]);
     run_.clock.tick(run_.times->routing_ms);
   }
@@ -309,7 +314,7 @@ class CpuExecutor final : public Executor, private LayerOps {
   void experts(int32_t il) override {
     PhaseTimes& times = *run_.times;
     const prefill::RowTable table =
-        prefill::RowTable::build(ids_, static_cast<int>(run_.T), c_.n_expert_used, c_.n_expert);
+        prefill::RowTable::build(ids_, static_cast<int>(run_.T()), c_.n_expert_used, c_.n_expert);
     for (int32_t e : table.active) run_.expert_counts[static_cast<size_t>(il) * c_.n_expert + e] += table.rows(e);
     run_.clock.tick(times.grouping_ms);
 
@@ -318,23 +323,22 @@ class CpuExecutor final : public Executor, private LayerOps {
       cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
       run_.clock.tick(times.expert_ms);
     } else {
-      moe_streamed(il - plan_.first_layer, mw, table, run_.clock, times);
+      moe_streamed(il - plan_.first_layer, mw, table);
     }
   }
 
   // The next layer's attention norm is made by its attn_norm: the CPU has no launch to share.
   void combine(int32_t, int32_t) override {
-    for (int64_t i = 0; i < run_.T * c_.n_embd; ++i) x_[i] += o_[i];
+    add_to_residual();
     run_.clock.tick(run_.times->combine_ms);
   }
 
   // Final norm and the output head for the rows that want logits.
   void head() override {
     const StageChunk& chunk = *run_.chunk;
-    const int64_t E = c_.n_embd, first = chunk.first_logit_row, rows = run_.T - first;
+    const int64_t E = c_.n_embd, first = chunk.first_logit_row, rows = run_.T() - first;
     if (rows > 0) {
-      for (int64_t t = first; t < run_.T; ++t)
-        cpu::rmsnorm(&x_[t * E], output_norm_, &xn_[(t - first) * E], E, c_.rms_eps);
+      norm_rows(output_norm_, first);
       cpu::matmul_q(w_.output.type, w_.output.data, E, c_.n_vocab, xn_.data(), rows, chunk.logits, &pool_);
     }
     run_.clock.tick(run_.times->other_ms);
@@ -379,8 +383,9 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   // The experts of layer li (of the stage) with the ring: the resident ones in
   // place, then each streamed one as its slot lands, in schedule order.
-  void moe_streamed(int32_t li, cpu::MoeWeights& mw, const prefill::RowTable& table, PhaseClock& clock,
-                    PhaseTimes& times) {
+  void moe_streamed(int32_t li, cpu::MoeWeights& mw, const prefill::RowTable& table) {
+    PhaseClock& clock = run_.clock;
+    PhaseTimes& times = *run_.times;
     const StageExperts& x = streamed_->experts;
     const size_t base = static_cast<size_t>(li) * c_.n_expert;
     mw.gate.ptrs = &ptrs_[0][base];
