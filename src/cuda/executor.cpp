@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/model/layer_ops.h"
 #include "core/model/router.h"
 #include "core/plan/expert_store.h"
 #include "core/runtime/session.h"
@@ -100,7 +101,7 @@ class PhaseTimer {
   bool on_ = false;
 };
 
-class CudaExecutor final : public core::Executor {
+class CudaExecutor final : public core::Executor, private core::LayerOps {
  public:
   CudaExecutor(const core::Model& model, const DeviceWeights& w, const core::StagePlan& plan, int device,
                const core::SessionOptions& o)
@@ -297,7 +298,7 @@ class CudaExecutor final : public core::Executor {
     const int64_t E = c_.n_embd, k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
     const int32_t* d_tok = tok_pos_.as<int32_t>();
-    const int32_t* d_pos = d_tok + T;
+    run_ = {&chunk, T, rows, d_tok + T, d_tok + 2 * T, max_kv, &times, cancel};
     attn_norm_done_ = false;  // a chunk that failed mid-way may have left it set
     if (plan_.has_embd) {
       get_rows(w_.token_embd.type, w_.token_embd.data, w_.token_embd.n_out, E, d_tok, T, x_.as<float>(), s);
@@ -320,22 +321,25 @@ class CudaExecutor final : public core::Executor {
         ring_->begin(schedule_, blob_source(-1));
       }
     }
-    for (int32_t i = 0; i < plan_.n_layers; ++i) {
-      if (cancel && cancel->load(std::memory_order_relaxed)) {
-        stream_.synchronize();
-        core::fail(STRATA_ABORTED, "cancelled at layer {}", plan_.first_layer + i);
-      }
-      attention(i, T, chunk.pos0, d_pos, d_tok + 2 * T, max_kv);
-      timer_.mark(s, &times.attention_ms);
-      moe(i, T, times);
+    for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
+      const core::AttentionSpec& a = c_.layer(il).attention;
+      begin_layer(il);
+      attn_norm(il);
+      qkv(il);
+      attn_inputs(il, a);
+      attention_out(il, a);
+      ffn_norm(il);
+      router(il, c_.router);
+      topk(il, c_.router);
+      experts(il);
+      combine(il, il + 1 < plan_.end_layer() ? il + 1 : -1);
     }
 
     if (!plan_.has_head) {
       route_copy(x_.as<float>(), chunk.out, T * E, s);
       timer_.mark(s, &times.transfer_ms);
-    } else if (rows > 0) {
-      rmsnorm(x_.as<float>() + chunk.first_logit_row * E, w_.output_norm, xn_.as<float>(), rows, E, c_.rms_eps, s);
-      matmul(w_.output, xn_.as<float>(), rows, logits_.as<float>());
+    } else {
+      head();
     }
     copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t), s);
   }
@@ -426,45 +430,72 @@ class CudaExecutor final : public core::Executor {
     matmul(w, xn, T, router_.as<float>());
   }
 
-  // x += Wo · attention(RoPE(norm(Wq·norm(x))), cached K/V), storing the chunk's K/V.
-  // il indexes the stage's layers (w_.layers, kv_).
-  // d_n_kv: device int pos0 + 1 that decode attention reads (T == 1), max_kv its bound.
-  void attention(int32_t il, int64_t T, int32_t pos0, const int32_t* d_pos, const int32_t* d_n_kv, int32_t max_kv) {
-    const DeviceLayer& l = w_.layers[il];
-    const int64_t E = c_.n_embd;
-    cudaStream_t s = stream_.get();
-    float* x = x_.as<float>();
-    float* xn = xn_.as<float>();
-    float* q = q_.as<float>();
-    float* k = k_.as<float>();
-    float* v = v_.as<float>();
+  // ---- the layer ops (core/model/layer_ops.h), queued on the stream for the chunk in run_
+
+  // The stage's index of model layer il (w_.layers, kv_, the ring's schedule).
+  int32_t local(int32_t il) const { return il - plan_.first_layer; }
+
+  // The routed ids of stage layer li in ids_all_.
+  int32_t* ids_of(int32_t li) { return ids_all_.as<int32_t>() + static_cast<int64_t>(li) * run_.T * c_.n_expert_used; }
+
+  void begin_layer(int32_t il) override {
+    if (run_.cancel && run_.cancel->load(std::memory_order_relaxed)) {
+      stream_.synchronize();
+      core::fail(STRATA_ABORTED, "cancelled at layer {}", il);
+    }
+  }
+
+  // With Q, K and V quantized, norm(x) in the second form once for the three (the same rows each matmul would
+  // make), in the norm's launch, or already in the previous layer's combine.
+  void attn_norm(int32_t il) override {
+    const DeviceLayer& l = w_.layers[local(il)];
+    const int64_t T = run_.T;
     if (attention_q8a(l)) {
-      // norm(x) in the second form once for the three (the same rows each matmul would make), in the norm's
-      // launch, or already in the previous layer's combine.
       if (!std::exchange(attn_norm_done_, false))
-        norm_second(x, l.f32(Role::AttnNorm), xn, gemm_rows(l[Role::AttnQ], T), T);
+        norm_second(x_.as<float>(), l.f32(Role::AttnNorm), xn_.as<float>(), gemm_rows(l[Role::AttnQ], T), T);
+    } else {
+      rmsnorm(x_.as<float>(), l.f32(Role::AttnNorm), xn_.as<float>(), T, c_.n_embd, c_.rms_eps, stream_.get());
+    }
+  }
+
+  void qkv(int32_t il) override {
+    const DeviceLayer& l = w_.layers[local(il)];
+    const int64_t T = run_.T;
+    float* q = q_.as<float>();
+    layer_.q = q;
+    layer_.k = k_.as<float>();
+    layer_.v = v_.as<float>();
+    if (attention_q8a(l)) {
       if (T == 1 && l.wqkv.data != nullptr) {
         // One launch for the three: the row q | k | v.
         matmul_act(l.wqkv, xq_.data(), 1, q);
-        k = q + l[Role::AttnQ].n_out;
-        v = k + l[Role::AttnK].n_out;
+        layer_.k = q + l[Role::AttnQ].n_out;
+        layer_.v = layer_.k + l[Role::AttnK].n_out;
       } else {
-        matmul_act(l[Role::AttnQ], xq_.data(), T, q);
-        matmul_act(l[Role::AttnK], xq_.data(), T, k);
-        matmul_act(l[Role::AttnV], xq_.data(), T, v);
+        matmul_act(l[Role::AttnQ], xq_.data(), T, layer_.q);
+        matmul_act(l[Role::AttnK], xq_.data(), T, layer_.k);
+        matmul_act(l[Role::AttnV], xq_.data(), T, layer_.v);
       }
     } else {
-      rmsnorm(x, l.f32(Role::AttnNorm), xn, T, E, c_.rms_eps, s);
-      matmul(l[Role::AttnQ], xn, T, q);
-      matmul(l[Role::AttnK], xn, T, k);
-      matmul(l[Role::AttnV], xn, T, v);
+      const float* xn = xn_.as<float>();
+      matmul(l[Role::AttnQ], xn, T, layer_.q);
+      matmul(l[Role::AttnK], xn, T, layer_.k);
+      matmul(l[Role::AttnV], xn, T, layer_.v);
     }
+  }
+
+  // One launch for the q/k norm, RoPE and the KV write where the head sizes allow.
+  void attn_inputs(int32_t il, const core::AttentionSpec& a) override {
+    const DeviceLayer& l = w_.layers[local(il)];
+    const int64_t T = run_.T;
+    cudaStream_t s = stream_.get();
+    float *q = layer_.q, *k = layer_.k, *v = layer_.v;
     const int hd = c_.head_dim_k;
-    const LayerKv& kv = kv_[il];
+    const LayerKv& kv = kv_[local(il)];
     const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
-    const core::AttentionSpec& a = c_.layer(plan_.first_layer + il).attention;
     const core::RopeSpec& r = a.rope;
     const bool head_norm = a.head_norm == core::NormKind::Rms;
+    const int32_t* d_pos = run_.d_pos;
     if (attention_inputs_take(hd, c_.head_dim_v, r.n_rot, r.style)) {
       attention_inputs(q, k, v, head_norm ? l.f32(Role::AttnQNorm) : nullptr,
                        head_norm ? l.f32(Role::AttnKNorm) : nullptr, c_.rms_eps, d_pos, T, c_.n_head, r.n_rot,
@@ -479,78 +510,123 @@ class CudaExecutor final : public core::Executor {
       kv_write(k, d_pos, T, kview, s);
       kv_write(v, d_pos, T, vview, s);
     }
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    if (T == 1) {
-      attention_decode(q, kview, vview, c_.n_head, d_n_kv, max_kv, scale, att_.as<float>(), dec_ws_.data(),
-                       dec_ws_bytes_, s);
-    } else if (q8a_type(l[Role::AttnOut].type) && gemm_rows(l[Role::AttnOut], T)) {
-      // Wo's GEMM reads F16 rows: the attention writes them.
-      attention_prompt_to_f16(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), xq_.as<uint16_t>(), s);
-      matmul_act(l[Role::AttnOut], xq_.data(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
-      return;
-    } else {
-      attention_prompt(q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
-    }
-    matmul(l[Role::AttnOut], att_.as<float>(), T, x, Epilogue::Add);  // the residual add in the GEMM's epilogue
   }
 
-  // x += Σ_slot w · expert(norm(x)) over the router's choices; il as attention().
-  void moe(int32_t il, int64_t T, core::PhaseTimes& times) {
-    const DeviceLayer& l = w_.layers[il];
-    const int64_t E = c_.n_embd;
+  // Decode attention reads the key count from run_.d_n_kv (bounded by run_.max_kv); a long chunk's attention
+  // writes Wo's F16 rows when Wo's GEMM reads them. The residual add is in Wo's epilogue.
+  void attention_out(int32_t il, const core::AttentionSpec&) override {
+    const DeviceLayer& l = w_.layers[local(il)];
+    const int64_t T = run_.T;
+    const int32_t pos0 = run_.chunk->pos0;
+    cudaStream_t s = stream_.get();
+    float* x = x_.as<float>();
+    const LayerKv& kv = kv_[local(il)];
+    const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
+    if (T == 1) {
+      attention_decode(layer_.q, kview, vview, c_.n_head, run_.d_n_kv, run_.max_kv, scale, att_.as<float>(),
+                       dec_ws_.data(), dec_ws_bytes_, s);
+      matmul(l[Role::AttnOut], att_.as<float>(), T, x, Epilogue::Add);
+    } else if (q8a_type(l[Role::AttnOut].type) && gemm_rows(l[Role::AttnOut], T)) {
+      attention_prompt_to_f16(layer_.q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(),
+                              xq_.as<uint16_t>(), s);
+      matmul_act(l[Role::AttnOut], xq_.data(), T, x, Epilogue::Add);
+    } else {
+      attention_prompt(layer_.q, kview, vview, c_.n_head, T, pos0, scale, att_.as<float>(), s);
+      matmul(l[Role::AttnOut], att_.as<float>(), T, x, Epilogue::Add);
+    }
+    timer_.mark(s, &run_.times->attention_ms);
+  }
+
+  // The experts read norm(x) in the second form when their gate/up are quantized (Q8A rows on the vector path,
+  // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
+  // is: the same rows).
+  void ffn_norm(int32_t il) override {
+    const DeviceLayer& l = w_.layers[local(il)];
+    const int64_t T = run_.T;
+    const DeviceTensor &gate = l[Role::FfnGateExps], &down = l[Role::FfnDownExps];
+    layer_.vector_path =
+        T <= kMaxVectorRows || !gemm_takes(gate.type, gate.n_in) || !gemm_takes(down.type, down.n_in);
+    layer_.xq = nullptr;
+    if (q8a_type(gate.type)) {
+      norm_second(x_.as<float>(), l.f32(Role::FfnNorm), xn_.as<float>(), !layer_.vector_path, T);
+      layer_.xq = xq_.data();
+    } else {
+      rmsnorm(x_.as<float>(), l.f32(Role::FfnNorm), xn_.as<float>(), T, c_.n_embd, c_.rms_eps, stream_.get());
+    }
+  }
+
+  // A peer sharing the chunk's experts gets xn as soon as it is made.
+  void router(int32_t il, const core::RouterSpec&) override {
+    if (sharing_) share_->send_early(xn_.as<float>(), stream_.get());
+    router_logits(w_.layers[local(il)][Role::FfnGateInp], xn_.as<float>(), run_.T);
+  }
+
+  void topk(int32_t il, const core::RouterSpec& r) override {
+    route_topk(router_.as<float>(), run_.T, c_.n_expert, c_.n_expert_used, r.mode, ids_of(local(il)),
+               weights_.as<float>(), stream_.get());
+    timer_.mark(stream_.get(), &run_.times->routing_ms);
+  }
+
+  // Streamed through the ring, or resident: per (token, expert) entry on the vector path, else grouped by expert
+  // in a row table made on the device (no host round trip between the router and the GEMMs).
+  void experts(int32_t il) override {
+    const int32_t li = local(il);
+    const DeviceLayer& l = w_.layers[li];
+    const int64_t T = run_.T;
+    cudaStream_t s = stream_.get();
+    const int32_t* ids = ids_of(li);
+    const float* xn = xn_.as<float>();
+    if (ring_) {
+      moe_streamed(li, T, ids, xn, layer_.xq, layer_.vector_path, *run_.times);
+    } else {
+      const MoeExperts experts{weights_of(l[Role::FfnGateExps]), weights_of(l[Role::FfnUpExps]),
+                               weights_of(l[Role::FfnDownExps])};
+      if (layer_.vector_path) {
+        moe_experts_decode(experts, ids, static_cast<int32_t>(T), c_.n_expert_used, xn,
+                           static_cast<const BlockQ8A*>(layer_.xq), h_.as<float>(), hq_.as<BlockQ8A>(), y_.as<float>(),
+                           s);
+      } else {
+        build_table(ids, T);
+        timer_.mark(s, &run_.times->grouping_ms);
+        moe_experts_prompt(experts, table_view(T), xn, static_cast<const uint16_t*>(layer_.xq), scratch(),
+                           y_.as<float>(), s);
+      }
+    }
+    timer_.mark(s, &run_.times->expert_ms);
+  }
+
+  // With a peer, its combine (its rows or sums). Else, where layer next's attention reads a second form, its
+  // norm in the combine's launch (attn_norm(next) then has nothing to do).
+  void combine(int32_t, int32_t next) override {
+    const int64_t T = run_.T, E = c_.n_embd;
     const int k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
-    float* xn = xn_.as<float>();
-    const DeviceTensor &gate = l[Role::FfnGateExps], &up = l[Role::FfnUpExps], &down = l[Role::FfnDownExps];
-    const bool vector_path =
-        T <= kMaxVectorRows || !gemm_takes(gate.type, gate.n_in) || !gemm_takes(down.type, down.n_in);
-    // The experts read norm(x) in the second form when their gate/up are quantized (Q8A rows on the vector path,
-    // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
-    // is: the same rows).
-    const void* xq = nullptr;
-    if (q8a_type(gate.type)) {
-      norm_second(x_.as<float>(), l.f32(Role::FfnNorm), xn, !vector_path, T);
-      xq = xq_.data();
-    } else {
-      rmsnorm(x_.as<float>(), l.f32(Role::FfnNorm), xn, T, E, c_.rms_eps, s);
-    }
-    if (sharing_) share_->send_early(xn, s);
-    router_logits(l[Role::FfnGateInp], xn, T);
-    int32_t* ids = ids_all_.as<int32_t>() + static_cast<int64_t>(il) * T * k;
-    route_topk(router_.as<float>(), T, c_.n_expert, k, c_.router.mode, ids,
-               weights_.as<float>(), s);
-    timer_.mark(s, &times.routing_ms);
-
-    if (ring_) {
-      moe_streamed(il, T, ids, xn, xq, vector_path, times);
-    } else if (vector_path) {
-      const MoeExperts experts{weights_of(gate), weights_of(up), weights_of(down)};
-      moe_experts_decode(experts, ids, static_cast<int32_t>(T), k, xn, static_cast<const BlockQ8A*>(xq),
-                         h_.as<float>(), hq_.as<BlockQ8A>(), y_.as<float>(), s);
-    } else {
-      // The row table on the device: no host round trip between the router and the GEMMs.
-      const MoeExperts experts{weights_of(gate), weights_of(up), weights_of(down)};
-      build_table(ids, T);
-      timer_.mark(s, &times.grouping_ms);
-      moe_experts_prompt(experts, table_view(T), xn, static_cast<const uint16_t*>(xq), scratch(), y_.as<float>(), s);
-    }
-    timer_.mark(s, &times.expert_ms);
+    float* x = x_.as<float>();
     if (sharing_) {
-      share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x_.as<float>(), s);
-    } else if (il + 1 < plan_.n_layers && attention_q8a(w_.layers[il + 1])) {
-      // The next layer's attention norm in the combine's launch.
-      const DeviceLayer& next = w_.layers[il + 1];
-      if (gemm_rows(next[Role::AttnQ], T))
-        moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.f32(Role::AttnNorm), xn,
+      share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x, s);
+    } else if (next >= 0 && attention_q8a(w_.layers[local(next)])) {
+      const DeviceLayer& l = w_.layers[local(next)];
+      if (gemm_rows(l[Role::AttnQ], T))
+        moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x, l.f32(Role::AttnNorm), xn_.as<float>(),
                                 xq_.as<uint16_t>(), T, E, c_.rms_eps, s);
       else
-        moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x_.as<float>(), next.f32(Role::AttnNorm), xn,
+        moe_combine_rmsnorm_q8a(y_.as<float>(), weights_.as<float>(), k, x, l.f32(Role::AttnNorm), xn_.as<float>(),
                                 xq_.as<BlockQ8A>(), T, E, c_.rms_eps, s);
       attn_norm_done_ = true;
     } else {
-      moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x_.as<float>(), x_.as<float>(), s);
+      moe_combine(y_.as<float>(), weights_.as<float>(), T, k, E, x, x, s);
     }
-    timer_.mark(s, &times.combine_ms);
+    timer_.mark(s, &run_.times->combine_ms);
+  }
+
+  // The logits of the rows from the chunk's first_logit_row into logits_.
+  void head() override {
+    if (run_.rows == 0) return;
+    const int64_t E = c_.n_embd;
+    rmsnorm(x_.as<float>() + run_.chunk->first_logit_row * E, w_.output_norm, xn_.as<float>(), run_.rows, E,
+            c_.rms_eps, stream_.get());
+    matmul(w_.output, xn_.as<float>(), run_.rows, logits_.as<float>());
   }
 
   // xn = norm(x) with the ffn or attention norm weights w, and its second form into xq_: F16 rows for the GEMMs
@@ -897,6 +973,27 @@ class CudaExecutor final : public core::Executor {
   Stream stream_;
   PhaseTimer timer_;
   bool graphs_on_ = false;
+  // The chunk enqueue is queuing: what the layer ops read besides the buffers. d_pos: the rows' positions on the
+  // device; d_n_kv: the key count decode attention reads (pos0 + 1), max_kv its bound; rows: the head's.
+  struct Run {
+    const core::StageChunk* chunk = nullptr;
+    int64_t T = 0;
+    int64_t rows = 0;
+    const int32_t* d_pos = nullptr;
+    const int32_t* d_n_kv = nullptr;
+    int32_t max_kv = 0;
+    core::PhaseTimes* times = nullptr;
+    const std::atomic<bool>* cancel = nullptr;  // null during a capture
+  } run_;
+  // What one layer's step leaves for the next ones: where q, k and v are (k and v may lie in q's buffer), the
+  // experts' path and their second form of xn (null for float gate/up).
+  struct LayerState {
+    float* q = nullptr;
+    float* k = nullptr;
+    float* v = nullptr;
+    bool vector_path = false;
+    const void* xq = nullptr;
+  } layer_;
   bool attn_norm_done_ = false;  // the previous layer's combine left the next attention's norm in xn_ / xq_
   // xq_, hq_: activations in their second form for the quantized matrix kernels, Q8A rows (decode) or F16 rows
   // (the GEMMs); act_bytes sizes them for either.
