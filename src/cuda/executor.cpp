@@ -9,6 +9,7 @@
 
 #include "core/base/error.h"
 #include "core/model/layer_ops.h"
+#include "core/model/registry.h"
 #include "core/model/router.h"
 #include "core/plan/expert_store.h"
 #include "core/runtime/session.h"
@@ -288,7 +289,8 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   };
 
   // Queues the chunk's device work on the stream: the embedding (or the
-  // route in), every layer, the head into logits_ (rows > 0) or the route out,
+  // route in), the architecture's layer program over the layer ops below (its
+  // layers, then the head into logits_ when rows > 0), or else the route out,
   // and the routed ids into h_ids_. Reads ids, positions and n_kv from
   // tok_pos_ (uploaded by forward); max_kv bounds the key count of decode
   // attention (pos0 + 1 for one chunk, n_ctx for a graph that replays at any
@@ -321,25 +323,10 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
         ring_->begin(schedule_, blob_source(-1));
       }
     }
-    for (int32_t il = plan_.first_layer; il < plan_.end_layer(); ++il) {
-      const core::AttentionSpec& a = c_.layer(il).attention;
-      begin_layer(il);
-      attn_norm(il);
-      qkv(il);
-      attn_inputs(il, a);
-      attention_out(il, a);
-      ffn_norm(il);
-      router(il, c_.router);
-      topk(il, c_.router);
-      experts(il);
-      combine(il, il + 1 < plan_.end_layer() ? il + 1 : -1);
-    }
-
+    c_.arch->program(*this, c_, {plan_.first_layer, plan_.end_layer(), plan_.has_head});
     if (!plan_.has_head) {
       route_copy(x_.as<float>(), chunk.out, T * E, s);
       timer_.mark(s, &times.transfer_ms);
-    } else {
-      head();
     }
     copy_async(h_ids_.data(), ids_all_.data(), static_cast<size_t>(plan_.n_layers) * T * k * sizeof(int32_t), s);
   }
