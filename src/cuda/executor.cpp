@@ -34,6 +34,7 @@
 #include "cuda/runtime/launch.h"
 #include "cuda/runtime/memory.h"
 #include "cuda/runtime/peer.h"
+#include "cuda/runtime/phase_timer.h"
 #include "cuda/runtime/ring.h"
 #include "cuda/runtime/route.cuh"
 #include "cuda/runtime/stream.h"
@@ -66,41 +67,6 @@ bool gemm_takes(core::GgmlType type, int64_t n_in) {
 // Graphs of single-token steps kept per executor, one per set of route and
 // logits pointers (two route slots, logits or not: at most four in use).
 constexpr size_t kMaxDecodeGraphs = 4;
-
-// Phase boundaries recorded as events on the compute stream; summed into
-// PhaseTimes once the chunk has finished. Off (marks ignored) for a step run
-// as a graph: events recorded during a capture would become graph nodes.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(int device) : device_(device) {}
-  void start(cudaStream_t s) {
-    on_ = true;
-    used_ = 0;
-    mark(s, nullptr);
-  }
-  void off() {
-    on_ = false;
-    used_ = 0;
-  }
-  // Charges the time since the previous mark to *phase.
-  void mark(cudaStream_t s, double* phase) {
-    if (!on_) return;
-    if (used_ == events_.size()) events_.emplace_back(Event(device_, true), nullptr);
-    events_[used_].first.record(s);
-    events_[used_].second = phase;
-    ++used_;
-  }
-  void collect() {
-    for (size_t i = 1; i < used_; ++i)
-      if (events_[i].second) *events_[i].second += events_[i].first.elapsed_ms_since(events_[i - 1].first);
-  }
-
- private:
-  int device_;
-  std::vector<std::pair<Event, double*>> events_;
-  size_t used_ = 0;
-  bool on_ = false;
-};
 
 class CudaExecutor final : public core::Executor, private core::LayerOps {
  public:
