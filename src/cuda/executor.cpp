@@ -260,7 +260,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // and the routed ids into h_ids_. Reads ids, positions and n_kv from
   // tok_pos_ (uploaded by forward); max_kv bounds the key count of decode
   // attention (pos0 + 1 for one chunk, n_ctx for a graph that replays at any
-  // position). Checks *cancel between layers; null during a capture.
+  // position). Checks *cancel before each layer (begin_layer); null during a capture.
   void enqueue(const core::StageChunk& chunk, int64_t T, int64_t rows, int32_t max_kv, core::PhaseTimes& times,
                const std::atomic<bool>* cancel) {
     const int64_t E = c_.n_embd, k = c_.n_expert_used;
@@ -330,6 +330,12 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
     v.n_head_kv = c_.n_head_kv;
     v.head_dim = head_dim;
     return v;
+  }
+
+  // Stage layer li's K and V caches.
+  std::pair<KvDeviceView, KvDeviceView> kv_views(int32_t li) const {
+    const LayerKv& kv = kv_[li];
+    return {view(kv.k, kv.ks, c_.head_dim_k), view(kv.v, kv.vs, c_.head_dim_v)};
   }
 
   void ensure_logits(int64_t rows) {
@@ -444,8 +450,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
     cudaStream_t s = stream_.get();
     float *q = layer_.q, *k = layer_.k, *v = layer_.v;
     const int hd = c_.head_dim_k;
-    const LayerKv& kv = kv_[local(il)];
-    const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
+    const auto [kview, vview] = kv_views(local(il));
     const core::RopeSpec& r = a.rope;
     const bool head_norm = a.head_norm == core::NormKind::Rms;
     const int32_t* d_pos = run_.d_pos;
@@ -473,8 +478,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
     const int32_t pos0 = run_.chunk->pos0;
     cudaStream_t s = stream_.get();
     float* x = x_.as<float>();
-    const LayerKv& kv = kv_[local(il)];
-    const KvDeviceView kview = view(kv.k, kv.ks, c_.head_dim_k), vview = view(kv.v, kv.vs, c_.head_dim_v);
+    const auto [kview, vview] = kv_views(local(il));
     const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
     if (T == 1) {
       attention_decode(layer_.q, kview, vview, c_.n_head, run_.d_n_kv, run_.max_kv, scale, att_.as<float>(),
@@ -551,7 +555,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
 
   // With a peer, its combine (its rows or sums). Else, where layer next's attention reads a second form, its
   // norm in the combine's launch (attn_norm(next) then has nothing to do).
-  void combine(int32_t, int32_t next) override {
+  void combine(int32_t /*il*/, int32_t next) override {
     const int64_t T = run_.T, E = c_.n_embd;
     const int k = c_.n_expert_used;
     cudaStream_t s = stream_.get();
@@ -591,7 +595,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
       rmsnorm_q8a(x, w, xn, xq_.as<BlockQ8A>(), T, c_.n_embd, c_.rms_eps, stream_.get());
   }
 
-  // Whether attention() reads norm(x) in a second form (all of Q, K, V quantized).
+  // Whether attn_norm and qkv make and read norm(x) in a second form (all of Q, K, V quantized).
   static bool attention_q8a(const DeviceLayer& l) {
     return q8a_type(l[Role::AttnQ].type) && q8a_type(l[Role::AttnK].type) && q8a_type(l[Role::AttnV].type);
   }

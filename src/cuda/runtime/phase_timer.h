@@ -11,9 +11,8 @@
 
 namespace strata::cuda {
 
-// Phase boundaries recorded as events on the compute stream; summed into
-// PhaseTimes once the chunk has finished. Off (marks ignored) for a step run
-// as a graph: events recorded during a capture would become graph nodes.
+// Off (marks ignored) for a step run as a graph: events recorded during a
+// capture would become graph nodes.
 class PhaseTimer {
  public:
   explicit PhaseTimer(int device) : device_(device) {}
