@@ -212,7 +212,7 @@ class CpuExecutor final : public Executor, private LayerOps {
     weights_.resize(T * c_.n_expert_used);
   }
 
-  const LayerVectors& vectors(int32_t il) const { return vectors_[il - plan_.first_layer]; }
+  const LayerVectors& vectors(int32_t il) const { return vectors_[plan_.local(il)]; }
 
   // xn = RMSNorm(x) · w for the rows from `first` on, into xn's rows from 0.
   void norm_rows(const float* w, int64_t first = 0) {
@@ -244,7 +244,7 @@ class CpuExecutor final : public Executor, private LayerOps {
 
   void attn_inputs(int32_t il, const AttentionSpec& a) override {
     const LayerVectors& n = vectors(il);
-    const int kv_layer = il - plan_.first_layer;
+    const int kv_layer = plan_.local(il);
     const int hd = c_.head_dim_k;
     const int32_t pos0 = run_.chunk->pos0;
     pool_.parallel_for(run_.T(), [&](int64_t b, int64_t e) {
@@ -267,7 +267,7 @@ class CpuExecutor final : public Executor, private LayerOps {
   }
 
   void attention_out(int32_t il, const AttentionSpec&) override {
-    const int kv_layer = il - plan_.first_layer;
+    const int kv_layer = plan_.local(il);
     const int64_t E = c_.n_embd, T = run_.T();
     const int32_t pos0 = run_.chunk->pos0;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
@@ -323,7 +323,7 @@ class CpuExecutor final : public Executor, private LayerOps {
       cpu::moe_forward(mw, xn_.data(), table, weights_.data(), o_.data(), &pool_);
       run_.clock.tick(times.expert_ms);
     } else {
-      moe_streamed(il - plan_.first_layer, mw, table);
+      moe_streamed(plan_.local(il), mw, table);
     }
   }
 

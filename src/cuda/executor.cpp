@@ -391,8 +391,8 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
 
   // ---- the layer ops (core/model/layer_ops.h), queued on the stream for the chunk in run_
 
-  // The stage's index of model layer il (w_.layers, kv_, the ring's schedule).
-  int32_t local(int32_t il) const { return il - plan_.first_layer; }
+  // Model layer il's weights on this stage.
+  const DeviceLayer& layer(int32_t il) const { return w_.layers[plan_.local(il)]; }
 
   // The routed ids of stage layer li in ids_all_.
   int32_t* ids_of(int32_t li) { return ids_all_.as<int32_t>() + static_cast<int64_t>(li) * run_.T * c_.n_expert_used; }
@@ -407,7 +407,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // With Q, K and V quantized, norm(x) in the second form once for the three (the same rows each matmul would
   // make), in the norm's launch, or already in the previous layer's combine.
   void attn_norm(int32_t il) override {
-    const DeviceLayer& l = w_.layers[local(il)];
+    const DeviceLayer& l = layer(il);
     const int64_t T = run_.T;
     if (attention_q8a(l)) {
       if (!std::exchange(attn_norm_done_, false))
@@ -418,7 +418,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   }
 
   void qkv(int32_t il) override {
-    const DeviceLayer& l = w_.layers[local(il)];
+    const DeviceLayer& l = layer(il);
     const int64_t T = run_.T;
     float* q = q_.as<float>();
     layer_.q = q;
@@ -445,12 +445,12 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
 
   // One launch for the q/k norm, RoPE and the KV write where the head sizes allow.
   void attn_inputs(int32_t il, const core::AttentionSpec& a) override {
-    const DeviceLayer& l = w_.layers[local(il)];
+    const DeviceLayer& l = layer(il);
     const int64_t T = run_.T;
     cudaStream_t s = stream_.get();
     float *q = layer_.q, *k = layer_.k, *v = layer_.v;
     const int hd = c_.head_dim_k;
-    const auto [kview, vview] = kv_views(local(il));
+    const auto [kview, vview] = kv_views(plan_.local(il));
     const core::RopeSpec& r = a.rope;
     const bool head_norm = a.head_norm == core::NormKind::Rms;
     const int32_t* d_pos = run_.d_pos;
@@ -473,12 +473,12 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // Decode attention reads the key count from run_.d_n_kv (bounded by run_.max_kv); a long chunk's attention
   // writes Wo's F16 rows when Wo's GEMM reads them. The residual add is in Wo's epilogue.
   void attention_out(int32_t il, const core::AttentionSpec&) override {
-    const DeviceLayer& l = w_.layers[local(il)];
+    const DeviceLayer& l = layer(il);
     const int64_t T = run_.T;
     const int32_t pos0 = run_.chunk->pos0;
     cudaStream_t s = stream_.get();
     float* x = x_.as<float>();
-    const auto [kview, vview] = kv_views(local(il));
+    const auto [kview, vview] = kv_views(plan_.local(il));
     const float scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim_k));
     if (T == 1) {
       attention_decode(layer_.q, kview, vview, c_.n_head, run_.d_n_kv, run_.max_kv, scale, att_.as<float>(),
@@ -499,7 +499,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // F16 rows for the GEMMs): made in the norm's launch (the router's matmul, F32 or quantized, leaves xq_ as it
   // is: the same rows).
   void ffn_norm(int32_t il) override {
-    const DeviceLayer& l = w_.layers[local(il)];
+    const DeviceLayer& l = layer(il);
     const int64_t T = run_.T;
     const DeviceTensor &gate = l[Role::FfnGateExps], &down = l[Role::FfnDownExps];
     layer_.vector_path =
@@ -516,11 +516,11 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // A peer sharing the chunk's experts gets xn as soon as it is made.
   void router(int32_t il, const core::RouterSpec&) override {
     if (sharing_) share_->send_early(xn_.as<float>(), stream_.get());
-    router_logits(w_.layers[local(il)][Role::FfnGateInp], xn_.as<float>(), run_.T);
+    router_logits(layer(il)[Role::FfnGateInp], xn_.as<float>(), run_.T);
   }
 
   void topk(int32_t il, const core::RouterSpec& r) override {
-    route_topk(router_.as<float>(), run_.T, c_.n_expert, c_.n_expert_used, r.mode, ids_of(local(il)),
+    route_topk(router_.as<float>(), run_.T, c_.n_expert, c_.n_expert_used, r.mode, ids_of(plan_.local(il)),
                weights_.as<float>(), stream_.get());
     timer_.mark(stream_.get(), &run_.times->routing_ms);
   }
@@ -528,7 +528,7 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
   // Streamed through the ring, or resident: per (token, expert) entry on the vector path, else grouped by expert
   // in a row table made on the device (no host round trip between the router and the GEMMs).
   void experts(int32_t il) override {
-    const int32_t li = local(il);
+    const int32_t li = plan_.local(il);
     const DeviceLayer& l = w_.layers[li];
     const int64_t T = run_.T;
     cudaStream_t s = stream_.get();
@@ -562,8 +562,8 @@ class CudaExecutor final : public core::Executor, private core::LayerOps {
     float* x = x_.as<float>();
     if (sharing_) {
       share_->combine(y_.as<float>(), weights_.as<float>(), o_.as<float>(), x, s);
-    } else if (next >= 0 && attention_q8a(w_.layers[local(next)])) {
-      const DeviceLayer& l = w_.layers[local(next)];
+    } else if (next >= 0 && attention_q8a(layer(next))) {
+      const DeviceLayer& l = layer(next);
       if (gemm_rows(l[Role::AttnQ], T))
         moe_combine_rmsnorm_f16(y_.as<float>(), weights_.as<float>(), k, x, l.f32(Role::AttnNorm), xn_.as<float>(),
                                 xq_.as<uint16_t>(), T, E, c_.rms_eps, s);

@@ -69,6 +69,8 @@ struct StagePlan {
   double time_s = 0;            // compute_s + stream_s: the stage's time in the model below
 
   int32_t end_layer() const { return first_layer + n_layers; }
+  // The stage's own index of model layer il (in [first_layer, end_layer())).
+  int32_t local(int32_t il) const { return il - first_layer; }
   uint64_t needed_bytes() const { return fixed_bytes + layer_bytes + reserve_bytes; }
 };
 
