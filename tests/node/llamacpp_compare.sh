@@ -61,6 +61,10 @@ compare tiny-f32 0.99 0.002 0.0005 --shape tiny --quant f32 --vocab small --seed
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-q4k 0.95 1.0 0.08 --shape tiny --quant q4_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q3k 0.95 1.0 0.08 --shape tiny --quant q3_k --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q2k 0.95 1.0 0.08 --shape tiny --quant q2_k --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

@@ -14,8 +14,8 @@ using namespace strata::core::testing;
 
 namespace {
 
-const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
-                                GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
+                                GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -53,6 +53,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::Q6_K: return 0.0195;   // 0.0187 .. 0.0189
     case GgmlType::Q5_K: return 0.0395;   // 0.0379 .. 0.0383
     case GgmlType::Q4_K: return 0.0815;   // 0.0780 .. 0.0789
+    case GgmlType::Q3_K: return 0.160;    // 0.1537 .. 0.1558
+    case GgmlType::Q2_K: return 0.339;    // 0.3273 .. 0.3294
     default: FAIL("no bound"); return 0;
   }
 }
@@ -156,6 +158,29 @@ TEST_CASE("K-quants: quantizer output decodes through the layout") {
     REQUIRE(y[e] == fp16_to_f32(b.d) * sc * q5k_quant(b, e % 256) - fp16_to_f32(b.dmin) * m);
   }
   CHECK(high_bits > 100);  // Gaussian data uses the fifth bit
+  BlockQ2_K q2[2];
+  quantize_row(GgmlType::Q2_K, x.data(), q2, 512);
+  dequantize_row(GgmlType::Q2_K, q2, y.data(), 512);
+  int top_quants = 0;
+  for (int e = 0; e < 512; ++e) {
+    const BlockQ2_K& b = q2[e / 256];
+    const uint8_t sm = b.scales[(e % 256) / 16];
+    top_quants += q2k_quant(b, e % 256) == 3;
+    REQUIRE(y[e] == fp16_to_f32(b.d) * (sm & 15) * q2k_quant(b, e % 256) - fp16_to_f32(b.dmin) * (sm >> 4));
+  }
+  CHECK(top_quants > 30);  // every sub-block's max maps to 3 or near it
+  BlockQ3_K q3[2];
+  quantize_row(GgmlType::Q3_K, x.data(), q3, 512);
+  dequantize_row(GgmlType::Q3_K, q3, y.data(), 512);
+  int high_set = 0, high_clear = 0;
+  for (int e = 0; e < 512; ++e) {
+    const BlockQ3_K& b = q3[e / 256];
+    const int q = q3k_quant(b, e % 256);
+    (q >= 0 ? high_set : high_clear) += 1;
+    REQUIRE(y[e] == fp16_to_f32(b.d) * q3k_scale(b, (e % 256) / 16) * q);
+  }
+  CHECK(high_set > 100);  // both halves of -4..3 occur
+  CHECK(high_clear > 100);
   BlockQ6_K q6[2];
   quantize_row(GgmlType::Q6_K, x.data(), q6, 512);
   dequantize_row(GgmlType::Q6_K, q6, y.data(), 512);
@@ -294,6 +319,37 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
     }
     CHECK(vec_dot(t, q.data(), a.data(), n) == acc);
   }
+
+  const auto q2 = quantize(GgmlType::Q2_K, w);
+  acc = 0;
+  for (int64_t s = 0; s < n / 256; ++s) {
+    const auto& b = reinterpret_cast<const BlockQ2_K*>(q2.data())[s];
+    const float d = fp16_to_f32(b.d), dmin = fp16_to_f32(b.dmin);
+    for (int c = 0; c < 8; ++c) {
+      const BlockQ8A& ab = a[8 * s + c];
+      int32_t isum = 0, msum = 0;
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t sm = b.scales[2 * c + l / 16];
+        isum += (sm & 15) * q2k_quant(b, 32 * c + l) * ab.qs[l];
+        msum += (sm >> 4) * ab.qs[l];
+      }
+      acc += mul(ab.d, mul(d, static_cast<float>(isum)) - mul(dmin, static_cast<float>(msum)));
+    }
+  }
+  CHECK(vec_dot(GgmlType::Q2_K, q2.data(), a.data(), n) == acc);
+
+  const auto q3 = quantize(GgmlType::Q3_K, w);
+  acc = 0;
+  for (int64_t s = 0; s < n / 256; ++s) {
+    const auto& b = reinterpret_cast<const BlockQ3_K*>(q3.data())[s];
+    for (int c = 0; c < 8; ++c) {
+      const BlockQ8A& ab = a[8 * s + c];
+      int32_t isum = 0;
+      for (int l = 0; l < 32; ++l) isum += q3k_scale(b, 2 * c + l / 16) * q3k_quant(b, 32 * c + l) * ab.qs[l];
+      acc += mul(mul(fp16_to_f32(b.d), ab.d), static_cast<float>(isum));
+    }
+  }
+  CHECK(vec_dot(GgmlType::Q3_K, q3.data(), a.data(), n) == acc);
 
   const auto q6 = quantize(GgmlType::Q6_K, w);
   acc = 0;

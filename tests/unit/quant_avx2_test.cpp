@@ -83,8 +83,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   Rng rng(strata::test::test_seed());
   INFO("seed=" << rng.seed);
   const int64_t n = 256 * kSuper;
-  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::F32, GgmlType::F16,
-                        GgmlType::BF16}) {
+  for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
+                        GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {

@@ -1,4 +1,4 @@
-// Hand-built Q8_0/Q4_K/Q5_K/Q6_K blocks: every dequantized value checked against the GGUF layout.
+// Hand-built Q8_0/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K blocks: every dequantized value checked against the GGUF layout.
 #include <cstring>
 #include <vector>
 
@@ -143,6 +143,62 @@ TEST_CASE("Q6_K block: ql/qh ordering and one int8 scale per 16 elements") {
   for (int e = 0; e < 256; ++e) {
     INFO("element " << e);
     CHECK(y[e] == 0.5f * static_cast<float>(b.scales[e / 16]) * static_cast<float>(q6k_quant(b, e)));
+  }
+}
+
+TEST_CASE("Q2_K block: 2-bit planes and a 4-bit scale and min per 16 elements") {
+  BlockQ2_K b{};
+  b.d = 0x3800;     // 0.5
+  b.dmin = 0x3c00;  // 1.0
+  for (int k = 0; k < 16; ++k) b.scales[k] = static_cast<uint8_t>(k | (15 - k) << 4);  // sc = k, m = 15 - k
+  for (int i = 0; i < 64; ++i) b.qs[i] = static_cast<uint8_t>(i * 37 + 11);
+  b.qs[0] = 0xe4;       // bit pairs from bit 0: values 0, 32, 64, 96 -> 0, 1, 2, 3
+  b.qs[32 + 5] = 0x1b;  // second half: values 133, 165, 197, 229 -> 3, 2, 1, 0
+  float y[256];
+  dequantize_row(GgmlType::Q2_K, &b, y, 256);
+  // y = 0.5 * sc * q - 1.0 * m with sub-block k = e / 16.
+  CHECK(y[0] == -15.0f);    // k 0: 0 - 15
+  CHECK(y[32] == -12.0f);   // k 2: 0.5 * 2 * 1 - 13
+  CHECK(y[64] == -7.0f);    // k 4: 0.5 * 4 * 2 - 11
+  CHECK(y[96] == 0.0f);     // k 6: 0.5 * 6 * 3 - 9
+  CHECK(y[133] == 5.0f);    // k 8: 0.5 * 8 * 3 - 7
+  CHECK(y[165] == 5.0f);    // k 10: 0.5 * 10 * 2 - 5
+  CHECK(y[197] == 3.0f);    // k 12: 0.5 * 12 * 1 - 3
+  CHECK(y[229] == -1.0f);   // k 14: 0 - 1
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    const int k = e / 16;
+    CHECK(y[e] == 0.5f * static_cast<float>(k * q2k_quant(b, e)) - static_cast<float>(15 - k));
+  }
+}
+
+TEST_CASE("Q3_K block: 2-bit planes, the high-bit mask and 6-bit scales split over 12 bytes") {
+  BlockQ3_K b{};
+  b.d = 0x3800;  // 0.5
+  for (int i = 0; i < 12; ++i) b.scales[i] = static_cast<uint8_t>(i * 53 + 17);
+  for (int i = 0; i < 64; ++i) b.qs[i] = static_cast<uint8_t>(i * 29 + 5);
+  for (int i = 0; i < 32; ++i) b.hmask[i] = static_cast<uint8_t>(i * 71 + 3);
+  // Scales 0, 4, 8, 12: low nibbles in bytes 0 and 4, high bit pairs in byte 8.
+  b.scales[0] = 0x5a;  // scale 0 low 10, scale 8 low 5
+  b.scales[4] = 0x3c;  // scale 4 low 12, scale 12 low 3
+  b.scales[8] = 0xe4;  // high bits of scales 0, 4, 8, 12: 0, 1, 2, 3
+  // -> scales 10, 28, 37, 51, minus 32: -22, -4, 5, 19.
+  b.hmask[0] = 0x11;  // high bit set for values 0 (bit 0) and 128 (bit 4), clear for 64 and 192
+  b.qs[0] = 0x27;     // values 0, 32, 64, 96 -> low bits 3, 1, 2, 0
+  b.qs[32] = 0x31;    // values 128, 160, 192, 224 -> low bits 1, 0, 3, 0
+  float y[256];
+  dequantize_row(GgmlType::Q3_K, &b, y, 256);
+  CHECK(q3k_scale(b, 0) == -22);
+  CHECK(q3k_scale(b, 4) == -4);
+  CHECK(q3k_scale(b, 8) == 5);
+  CHECK(q3k_scale(b, 12) == 19);
+  CHECK(y[0] == 0.5f * -22 * 3);     // high bit set: q = 3
+  CHECK(y[64] == 0.5f * -4 * -2);    // high bit clear: q = 2 - 4
+  CHECK(y[128] == 0.5f * 5 * 1);     // high bit set: q = 1
+  CHECK(y[192] == 0.5f * 19 * -1);   // high bit clear: q = 3 - 4
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    CHECK(y[e] == 0.5f * static_cast<float>(q3k_scale(b, e / 16) * q3k_quant(b, e)));
   }
 }
 

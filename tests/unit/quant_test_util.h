@@ -59,4 +59,24 @@ inline int q6k_quant(const BlockQ6_K& b, int e) {
   return (low | (high << 4)) - 32;
 }
 
+inline int q2k_quant(const BlockQ2_K& b, int e) {
+  const int h = e / 128, s = (e % 128) / 32, l = e % 32;
+  return (b.qs[32 * h + l] >> (2 * s)) & 3;
+}
+
+// Signed: -4..3.
+inline int q3k_quant(const BlockQ3_K& b, int e) {
+  const int h = e / 128, s = (e % 128) / 32, l = e % 32;
+  const int low = (b.qs[32 * h + l] >> (2 * s)) & 3;
+  const int high = (b.hmask[l] >> (4 * h + s)) & 1;
+  return high ? low : low - 4;
+}
+
+// Signed: the 6-bit scale of sub-block k (elements 16k .. 16k+15) minus 32.
+inline int q3k_scale(const BlockQ3_K& b, int k) {
+  const int low = k < 8 ? (b.scales[k] & 0x0f) : (b.scales[k - 8] >> 4);
+  const int high = (b.scales[8 + k % 4] >> (2 * (k / 4))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
 }  // namespace strata::core::testing

@@ -169,7 +169,8 @@ struct TensorPlan {
 };
 
 bool is_k_quant(GgmlType t) {
-  return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+  return t == GgmlType::Q2_K || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
+         t == GgmlType::Q6_K;
 }
 
 // The type for a matrix whose rows have `row_len` elements: `want`, or Q8_0
@@ -182,15 +183,16 @@ GgmlType fit_type(GgmlType want, int64_t row_len) {
 }
 
 // The weight types this generator writes, each with llama.cpp's
-// general.file_type (llama_ftype) for it: the K-quants as their _M mixes,
+// general.file_type (llama_ftype) for it: Q2_K, the other K-quants as their _M mixes,
 // which is what this file's output/embedding choice mirrors.
 struct SynthQuant {
   GgmlType type;
   uint32_t llama_ftype;
 };
 constexpr SynthQuant kSynthQuants[] = {
-    {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17}, {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},
-    {GgmlType::F16, 1},   {GgmlType::BF16, 32}, {GgmlType::F32, 0},
+    {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12}, {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17},
+    {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},  {GgmlType::F16, 1},   {GgmlType::BF16, 32},
+    {GgmlType::F32, 0},
 };
 
 // nullptr for a type this generator does not write.

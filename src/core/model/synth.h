@@ -15,7 +15,7 @@ namespace strata::core {
 struct SynthParams {
   std::string shape = "tiny";  // "tiny", "qwen3-30b-a3b", "qwen3-235b-a22b"
   int n_layer = 0;             // 0 = the shape's own
-  std::string quant = "q4_k";  // q4_k, q5_k, q6_k, q8_0, f16, bf16, f32
+  std::string quant = "q4_k";  // q2_k, q3_k, q4_k, q5_k, q6_k, q8_0, f16, bf16, f32
   std::string vocab = "small"; // "small", "qwen3" or a path to a tokenizer.json(.gz)
   uint64_t seed = 1;
   float router_skew = 1.0f;    // Zipf exponent of expert popularity; 0 = uniform

@@ -22,6 +22,33 @@ struct BlockQ8_0 {
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
+// Q2_K: 16 sub-blocks of 16; x = d * sc_k * q - dmin * m_k with q in 0..3,
+// sc_k the low and m_k the high nibble of scales[k]. Two halves of 128
+// values; in half h, for l < 32 and s = 0..3 the value 128h + 32s + l sits
+// in qs[32h + l] at bits 2s, 2s+1.
+struct BlockQ2_K {
+  uint8_t scales[kQK_K / 16];
+  uint8_t qs[kQK_K / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(offsetof(BlockQ2_K, qs) == 16 && offsetof(BlockQ2_K, d) == 80 && offsetof(BlockQ2_K, dmin) == 82);
+
+// Q3_K: 16 sub-blocks of 16; x = d * (sc_k - 32) * q with q in -4..3 and
+// 6-bit sc_k (see unpack_scale_q3_k). Value i = 128h + 32s + l (l < 32) has
+// its low 2 bits in qs[32h + l] at bits 2s, 2s+1 and its high bit in
+// hmask[l] at bit 4h + s; q = low 2 bits - 4 when that bit is 0, else the
+// low 2 bits.
+struct BlockQ3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[kKScaleBytes];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(offsetof(BlockQ3_K, qs) == 32 && offsetof(BlockQ3_K, scales) == 96 && offsetof(BlockQ3_K, d) == 108);
+
 // Q4_K: 8 sub-blocks of 32; x = d * sc_j * q - dmin * m_j with q in 0..15 and
 // 6-bit sc_j, m_j packed in `scales` (see unpack_scale_min_k4). The 256
 // values form 4 groups of 64; group g uses qs[32g .. 32g+31]: the low nibbles
@@ -82,6 +109,25 @@ inline void pack_scale_min_k4(const uint8_t sc[8], const uint8_t m[8], uint8_t* 
     bytes[j] = static_cast<uint8_t>(sc[j] | ((sc[j + 4] >> 4) << 6));
     bytes[j + 4] = static_cast<uint8_t>(m[j] | ((m[j + 4] >> 4) << 6));
     bytes[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+  }
+}
+
+// The 12 scale bytes of Q3_K hold 16 six-bit scales, each the signed scale
+// plus 32. Scale k has its low 4 bits in bytes[k] (low nibble) for k < 8 or
+// bytes[k - 8] (high nibble) for k >= 8, and its high 2 bits in
+// bytes[8 + k % 4] at bits 2 (k / 4), 2 (k / 4) + 1.
+inline uint8_t unpack_scale_q3_k(const uint8_t* bytes, int k) {
+  const int low = k < 8 ? (bytes[k] & 0x0f) : (bytes[k - 8] >> 4);
+  const int high = (bytes[8 + k % 4] >> (2 * (k / 4))) & 3;
+  return static_cast<uint8_t>(low | (high << 4));
+}
+
+// Inverse of unpack_scale_q3_k; sc must be < 64.
+inline void pack_scales_q3_k(const uint8_t sc[16], uint8_t* bytes) {
+  for (int k = 0; k < kKScaleBytes; ++k) bytes[k] = 0;
+  for (int k = 0; k < 16; ++k) {
+    bytes[k % 8] = static_cast<uint8_t>(bytes[k % 8] | ((sc[k] & 0x0f) << (k < 8 ? 0 : 4)));
+    bytes[8 + k % 4] = static_cast<uint8_t>(bytes[8 + k % 4] | ((sc[k] >> 4) << (2 * (k / 4))));
   }
 }
 

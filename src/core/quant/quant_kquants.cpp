@@ -1,4 +1,4 @@
-// Q4_K, Q5_K and Q6_K: reference dequantizers, fast min/max quantizers and dots with Q8A.
+// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K: reference dequantizers, fast min/max quantizers and dots with Q8A.
 #include "core/quant/quant_kquants.h"
 
 #include <algorithm>
@@ -12,21 +12,22 @@ namespace {
 
 // ---- Q4_K / Q5_K: shared min/max scheme over 8 sub-blocks of 32 ----------
 
-// Quantizes 256 values to q[i] in 0..nmax with x ~ d*sc_j*q - dmin*m_j;
-// writes d, dmin and the scale bytes of b, the caller packs q.
+// Quantizes nsub sub-blocks of len values to q[i] in 0..nmax with
+// x ~ d*sc_j*q - dmin*m_j, sc_j and m_j in 0..smax; writes d, dmin (F16
+// bits), sc and m, the caller packs them and q.
 // Per sub-block: the min (never above 0, as the format only subtracts) and
 // max give a scale (max - min) / nmax; d and dmin map the largest scale and
-// min to 63. The 6-bit min is rounded first, the scale is then taken to cover
+// min to smax. The min is rounded first, the scale is then taken to cover
 // [-stored min, max] and rounded; values round against the stored scales, so
 // the only error beyond half a step is clipping when a scale rounded down.
-template <typename Block>
-void quantize_minmax_superblock(const float* x, int nmax, Block& b, uint8_t* q) {
-  float hi[8], neg_lo[8];
+void quantize_minmax_subblocks(const float* x, int nsub, int len, int nmax, int smax, uint16_t& d16,
+                               uint16_t& dmin16, uint8_t* sc, uint8_t* m, uint8_t* q) {
+  float hi[16], neg_lo[16];
   float max_scale = 0.0f, max_min = 0.0f;
-  for (int j = 0; j < 8; ++j) {
-    const float* xs = x + 32 * j;
+  for (int j = 0; j < nsub; ++j) {
+    const float* xs = x + len * j;
     float lo = 0.0f, top = xs[0];
-    for (int l = 0; l < 32; ++l) {
+    for (int l = 0; l < len; ++l) {
       lo = std::min(lo, xs[l]);
       top = std::max(top, xs[l]);
     }
@@ -35,27 +36,26 @@ void quantize_minmax_superblock(const float* x, int nmax, Block& b, uint8_t* q) 
     max_scale = std::max(max_scale, (top - lo) / static_cast<float>(nmax));
     max_min = std::max(max_min, -lo);
   }
-  b.d = scale_to_fp16_up(max_scale / 63.0f);
-  b.dmin = scale_to_fp16_up(max_min / 63.0f);
-  const float d = fp16_to_f32(b.d), dmin = fp16_to_f32(b.dmin);
+  const float levels = static_cast<float>(smax);
+  d16 = scale_to_fp16_up(max_scale / levels);
+  dmin16 = scale_to_fp16_up(max_min / levels);
+  const float d = fp16_to_f32(d16), dmin = fp16_to_f32(dmin16);
   const float inv_d = d > 0.0f ? 1.0f / d : 0.0f;
   const float inv_dmin = dmin > 0.0f ? 1.0f / dmin : 0.0f;
 
-  uint8_t sc[8], m[8];
-  for (int j = 0; j < 8; ++j) {
-    m[j] = static_cast<uint8_t>(round_clamp(neg_lo[j] * inv_dmin, 0.0f, 63.0f));
+  for (int j = 0; j < nsub; ++j) {
+    m[j] = static_cast<uint8_t>(round_clamp(neg_lo[j] * inv_dmin, 0.0f, levels));
     const float off = dmin * static_cast<float>(m[j]);
     const float want = (hi[j] + off) / static_cast<float>(nmax);
-    sc[j] = static_cast<uint8_t>(round_clamp(want * inv_d, 0.0f, 63.0f));
+    sc[j] = static_cast<uint8_t>(round_clamp(want * inv_d, 0.0f, levels));
     const float step = d * static_cast<float>(sc[j]);
     const float inv_step = step > 0.0f ? 1.0f / step : 0.0f;
-    const float* xs = x + 32 * j;
-    uint8_t* qs = q + 32 * j;
-    for (int l = 0; l < 32; ++l) {
+    const float* xs = x + len * j;
+    uint8_t* qs = q + len * j;
+    for (int l = 0; l < len; ++l) {
       qs[l] = static_cast<uint8_t>(round_clamp((xs[l] + off) * inv_step, 0.0f, static_cast<float>(nmax)));
     }
   }
-  pack_scale_min_k4(sc, m, b.scales);
 }
 
 // Same float operations as ggml's dequantizer: (d*sc)*q - dmin*m.
@@ -146,7 +146,9 @@ template <typename Block>
 void quantize_minmax(const float* x, Block* y, int64_t nb, int nmax) {
   uint8_t q[kQK_K];
   for (int64_t i = 0; i < nb; ++i) {
-    quantize_minmax_superblock(x + i * kQK_K, nmax, y[i], q);
+    uint8_t sc[8], m[8];
+    quantize_minmax_subblocks(x + i * kQK_K, 8, 32, nmax, 63, y[i].d, y[i].dmin, sc, m, q);
+    pack_scale_min_k4(sc, m, y[i].scales);
     pack_quants(q, y[i]);
   }
 }
@@ -194,6 +196,98 @@ void pack_q6_k(const uint8_t* u, BlockQ6_K& b) {
   }
 }
 
+// ---- Q2_K, Q3_K: 2-bit planes over 16 sub-blocks of 16 --------------------
+
+// q[128h + 32s + l] = bits 2s, 2s+1 of qs[32h + l] (layout: quant_blocks.h).
+void unpack_2bit_planes(const uint8_t* qs, uint8_t* q) {
+  for (int h = 0; h < 2; ++h) {
+    for (int s = 0; s < 4; ++s) {
+      for (int l = 0; l < 32; ++l) q[128 * h + 32 * s + l] = (qs[32 * h + l] >> (2 * s)) & 3;
+    }
+  }
+}
+
+void pack_2bit_planes(const uint8_t* q, uint8_t* qs) {
+  for (int h = 0; h < 2; ++h) {
+    for (int l = 0; l < 32; ++l) {
+      qs[32 * h + l] = static_cast<uint8_t>(q[128 * h + l] | (q[128 * h + 32 + l] << 2) |
+                                            (q[128 * h + 64 + l] << 4) | (q[128 * h + 96 + l] << 6));
+    }
+  }
+}
+
+// q[e] in -4..3: the low 2 bits, minus 4 where the value's hmask bit is 0.
+void unpack_q3_k(const BlockQ3_K& b, int8_t* q) {
+  uint8_t low[kQK_K];
+  unpack_2bit_planes(b.qs, low);
+  for (int e = 0; e < kQK_K; ++e) {
+    const int high = (b.hmask[e % 32] >> (e / 32)) & 1;
+    q[e] = static_cast<int8_t>(low[e] - (high ? 0 : 4));
+  }
+}
+
+// u[e] = q[e] + 4 in 0..7, in element order.
+void pack_q3_k(const uint8_t* u, BlockQ3_K& b) {
+  uint8_t low[kQK_K];
+  for (int e = 0; e < kQK_K; ++e) low[e] = u[e] & 3;
+  pack_2bit_planes(low, b.qs);
+  for (int l = 0; l < 32; ++l) b.hmask[l] = 0;
+  for (int e = 0; e < kQK_K; ++e) b.hmask[e % 32] = static_cast<uint8_t>(b.hmask[e % 32] | ((u[e] >> 2) << (e / 32)));
+}
+
+int32_t sum_quants(const int8_t* qa, int n) {
+  int32_t s = 0;
+  for (int i = 0; i < n; ++i) s += qa[i];
+  return s;
+}
+
+// ---- Q3_K, Q6_K: signed quants over 16 sub-blocks of 16 -------------------
+
+// Per sub-block of 16 the value of largest magnitude maps to -qneg exactly
+// (the asymmetric range -qneg..qneg-1 then loses at most one step on the
+// other side); d maps the largest sub-block scale to smax; values round
+// against the stored integer scales. Writes d (F16 bits), the scales sc in
+// -smax..smax and u[e] = q[e] + qneg in element order.
+void quantize_signed16(const float* xb, int qneg, int smax, uint16_t& d16, int* sc, uint8_t* u) {
+  float scale[16];
+  float max_abs_scale = 0.0f;
+  for (int j = 0; j < 16; ++j) {
+    float big = 0.0f;
+    for (int l = 0; l < 16; ++l) {
+      const float v = xb[16 * j + l];
+      if (std::abs(v) > std::abs(big)) big = v;
+    }
+    scale[j] = -big / static_cast<float>(qneg);
+    max_abs_scale = std::max(max_abs_scale, std::abs(scale[j]));
+  }
+  const float levels = static_cast<float>(smax);
+  d16 = scale_to_fp16_up(max_abs_scale / levels);
+  const float d = fp16_to_f32(d16);
+  const float inv_d = d > 0.0f ? 1.0f / d : 0.0f;
+  for (int j = 0; j < 16; ++j) {
+    sc[j] = round_clamp(scale[j] * inv_d, -levels, levels);
+    const float step = d * static_cast<float>(sc[j]);
+    const float inv_step = step != 0.0f ? 1.0f / step : 0.0f;
+    for (int l = 0; l < 16; ++l) {
+      const int q = round_clamp(xb[16 * j + l] * inv_step, static_cast<float>(-qneg), static_cast<float>(qneg - 1));
+      u[16 * j + l] = static_cast<uint8_t>(q + qneg);
+    }
+  }
+}
+
+// Continues the row accumulator acc over one super-block of signed quants q
+// with 16 integer sub-block scales sc (order: quant.h's Q6_K).
+float dot_signed16(const int8_t* q, const int* sc, float d, const BlockQ8A* a, float acc) {
+  for (int c = 0; c < 8; ++c) {
+    const BlockQ8A& b = a[c];
+    const int32_t lo = dot_quants(q + 32 * c, b.qs, 16);
+    const int32_t hi = dot_quants(q + 32 * c + 16, b.qs + 16, 16);
+    const int32_t isum = sc[2 * c] * lo + sc[2 * c + 1] * hi;
+    acc += (d * b.d) * static_cast<float>(isum);
+  }
+  return acc;
+}
+
 }  // namespace
 
 // ---- Q4_K, Q5_K ------------------------------------------------------------
@@ -226,37 +320,13 @@ void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb) {
   }
 }
 
-// Per sub-block of 16 the value of largest magnitude maps to -32 exactly (the
-// asymmetric range -32..31 then loses at most one step on the other side);
-// d maps the largest sub-block scale to 127; values round against the stored
-// int8 scales.
+// quantize_signed16 with q in -32..31 and int8 scales.
 void quantize_q6_k(const float* x, BlockQ6_K* y, int64_t nb) {
   uint8_t u[kQK_K];
   for (int64_t i = 0; i < nb; ++i) {
-    const float* xb = x + i * kQK_K;
-    float scale[16];
-    float max_abs_scale = 0.0f;
-    for (int j = 0; j < 16; ++j) {
-      float big = 0.0f;
-      for (int l = 0; l < 16; ++l) {
-        const float v = xb[16 * j + l];
-        if (std::abs(v) > std::abs(big)) big = v;
-      }
-      scale[j] = -big / 32.0f;
-      max_abs_scale = std::max(max_abs_scale, std::abs(scale[j]));
-    }
-    y[i].d = scale_to_fp16_up(max_abs_scale / 127.0f);
-    const float d = fp16_to_f32(y[i].d);
-    const float inv_d = d > 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 16; ++j) {
-      const int sc = round_clamp(scale[j] * inv_d, -127.0f, 127.0f);
-      y[i].scales[j] = static_cast<int8_t>(sc);
-      const float step = d * static_cast<float>(sc);
-      const float inv_step = step != 0.0f ? 1.0f / step : 0.0f;
-      for (int l = 0; l < 16; ++l) {
-        u[16 * j + l] = static_cast<uint8_t>(round_clamp(xb[16 * j + l] * inv_step, -32.0f, 31.0f) + 32);
-      }
-    }
+    int sc[16];
+    quantize_signed16(x + i * kQK_K, 32, 127, y[i].d, sc, u);
+    for (int j = 0; j < 16; ++j) y[i].scales[j] = static_cast<int8_t>(sc[j]);
     pack_q6_k(u, y[i]);
   }
 }
@@ -266,20 +336,101 @@ float dot_q6_k_portable(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     unpack_q6_k(x[i], q);
-    const float d = fp16_to_f32(x[i].d);
-    for (int c = 0; c < 8; ++c) {
-      const BlockQ8A& b = a[8 * i + c];
-      const int32_t lo = dot_quants(q + 32 * c, b.qs, 16);
-      const int32_t hi = dot_quants(q + 32 * c + 16, b.qs + 16, 16);
-      const int32_t isum = x[i].scales[2 * c] * lo + x[i].scales[2 * c + 1] * hi;
-      acc += (d * b.d) * static_cast<float>(isum);
-    }
+    int sc[16];
+    for (int j = 0; j < 16; ++j) sc[j] = x[i].scales[j];
+    acc = dot_signed16(q, sc, fp16_to_f32(x[i].d), a + 8 * i, acc);
   }
   return acc;
 }
 
 float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
   return cpu_has_avx2() ? dot_q6_k_avx2(x, a, nb) : dot_q6_k_portable(x, a, nb);
+}
+
+// ---- Q2_K ----------------------------------------------------------------
+
+// Same float operations as ggml's dequantizer: (d*sc)*q - dmin*m.
+void dequantize_q2_k(const BlockQ2_K* x, float* y, int64_t nb) {
+  uint8_t q[kQK_K];
+  for (int64_t i = 0; i < nb; ++i) {
+    unpack_2bit_planes(x[i].qs, q);
+    const float d = fp16_to_f32(x[i].d), dmin = fp16_to_f32(x[i].dmin);
+    for (int k = 0; k < 16; ++k) {
+      const float ws = d * static_cast<float>(x[i].scales[k] & 0x0f);
+      const float wm = dmin * static_cast<float>(x[i].scales[k] >> 4);
+      for (int l = 0; l < 16; ++l) y[i * kQK_K + 16 * k + l] = ws * static_cast<float>(q[16 * k + l]) - wm;
+    }
+  }
+}
+
+// The min/max scheme of Q4_K over 16 sub-blocks of 16 with 4-bit scales and mins.
+void quantize_q2_k(const float* x, BlockQ2_K* y, int64_t nb) {
+  uint8_t q[kQK_K];
+  for (int64_t i = 0; i < nb; ++i) {
+    uint8_t sc[16], m[16];
+    quantize_minmax_subblocks(x + i * kQK_K, 16, 16, 3, 15, y[i].d, y[i].dmin, sc, m, q);
+    for (int k = 0; k < 16; ++k) y[i].scales[k] = static_cast<uint8_t>(sc[k] | (m[k] << 4));
+    pack_2bit_planes(q, y[i].qs);
+  }
+}
+
+float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
+  uint8_t q[kQK_K];
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    unpack_2bit_planes(x[i].qs, q);
+    const float d = fp16_to_f32(x[i].d), dmin = fp16_to_f32(x[i].dmin);
+    const uint8_t* sc = x[i].scales;
+    for (int c = 0; c < 8; ++c) {
+      const BlockQ8A& b = a[8 * i + c];
+      const int32_t lo = dot_quants(q + 32 * c, b.qs, 16);
+      const int32_t hi = dot_quants(q + 32 * c + 16, b.qs + 16, 16);
+      const int32_t isum = (sc[2 * c] & 0x0f) * lo + (sc[2 * c + 1] & 0x0f) * hi;
+      const int32_t msum = (sc[2 * c] >> 4) * sum_quants(b.qs, 16) + (sc[2 * c + 1] >> 4) * sum_quants(b.qs + 16, 16);
+      acc += b.d * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+    }
+  }
+  return acc;
+}
+
+// ---- Q3_K ----------------------------------------------------------------
+
+// Same float operations as ggml's dequantizer: (d*(sc-32))*q.
+void dequantize_q3_k(const BlockQ3_K* x, float* y, int64_t nb) {
+  int8_t q[kQK_K];
+  for (int64_t i = 0; i < nb; ++i) {
+    unpack_q3_k(x[i], q);
+    const float d = fp16_to_f32(x[i].d);
+    for (int k = 0; k < 16; ++k) {
+      const float ws = d * static_cast<float>(unpack_scale_q3_k(x[i].scales, k) - 32);
+      for (int l = 0; l < 16; ++l) y[i * kQK_K + 16 * k + l] = ws * static_cast<float>(q[16 * k + l]);
+    }
+  }
+}
+
+// quantize_signed16 with q in -4..3 and 6-bit scales (stored + 32).
+void quantize_q3_k(const float* x, BlockQ3_K* y, int64_t nb) {
+  uint8_t u[kQK_K];
+  for (int64_t i = 0; i < nb; ++i) {
+    int sc[16];
+    quantize_signed16(x + i * kQK_K, 4, 31, y[i].d, sc, u);
+    uint8_t stored[16];
+    for (int j = 0; j < 16; ++j) stored[j] = static_cast<uint8_t>(sc[j] + 32);
+    pack_scales_q3_k(stored, y[i].scales);
+    pack_q3_k(u, y[i]);
+  }
+}
+
+float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
+  int8_t q[kQK_K];
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    unpack_q3_k(x[i], q);
+    int sc[16];
+    for (int k = 0; k < 16; ++k) sc[k] = unpack_scale_q3_k(x[i].scales, k) - 32;
+    acc = dot_signed16(q, sc, fp16_to_f32(x[i].d), a + 8 * i, acc);
+  }
+  return acc;
 }
 
 }  // namespace strata::core
