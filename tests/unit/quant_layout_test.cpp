@@ -183,6 +183,9 @@ TEST_CASE("Q3_K block: 2-bit planes, the high-bit mask and 6-bit scales split ov
   b.scales[4] = 0x3c;  // scale 4 low 12, scale 12 low 3
   b.scales[8] = 0xe4;  // high bits of scales 0, 4, 8, 12: 0, 1, 2, 3
   // -> scales 10, 28, 37, 51, minus 32: -22, -4, 5, 19.
+  b.scales[5] = 0x9c;  // scale 13 low: the high nibble, 9
+  b.scales[9] = 0x80;  // bits 6-7 (scale 13's high bits): 2; bits 0-5 (scales 1, 5, 9 high): 0
+  // -> scale 13 = 9 | 2 << 4 = 41, minus 32: 9; scale 5 = 0xc | 0 = 12, minus 32: -20.
   b.hmask[0] = 0x11;  // high bit set for values 0 (bit 0) and 128 (bit 4), clear for 64 and 192
   b.qs[0] = 0x27;     // values 0, 32, 64, 96 -> low bits 3, 1, 2, 0
   b.qs[32] = 0x31;    // values 128, 160, 192, 224 -> low bits 1, 0, 3, 0
@@ -192,6 +195,8 @@ TEST_CASE("Q3_K block: 2-bit planes, the high-bit mask and 6-bit scales split ov
   CHECK(q3k_scale(b, 4) == -4);
   CHECK(q3k_scale(b, 8) == 5);
   CHECK(q3k_scale(b, 12) == 19);
+  CHECK(q3k_scale(b, 13) == 9);
+  CHECK(q3k_scale(b, 5) == -20);
   CHECK(y[0] == 0.5f * -22 * 3);     // high bit set: q = 3
   CHECK(y[64] == 0.5f * -4 * -2);    // high bit clear: q = 2 - 4
   CHECK(y[128] == 0.5f * 5 * 1);     // high bit set: q = 1

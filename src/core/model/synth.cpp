@@ -175,7 +175,8 @@ bool is_k_quant(GgmlType t) {
 
 // The type for a matrix whose rows have `row_len` elements: `want`, or Q8_0
 // where the row is not a whole number of `want` blocks (tiny's 128-wide
-// expert down rows under a K-quant), as llama.cpp's quantizer also falls back.
+// expert down rows under a K-quant), where llama.cpp's quantizer also falls
+// back to a 32-block type (Q5_0, IQ4_NL or Q8_0 by the wanted type).
 GgmlType fit_type(GgmlType want, int64_t row_len) {
   if (row_len % type_traits(want).block_size == 0) return want;
   if (row_len % 32 == 0) return GgmlType::Q8_0;

@@ -121,7 +121,10 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          over each half, s_lo, s_hi = sum qa[i] over each half (int32, exact);
 //          isum = sc_2c * lo + sc_2c+1 * hi; msum = m_2c * s_lo + m_2c+1 * s_hi;
 //          acc += a.d * (d * (float)isum - dmin * (float)msum).
-//   Q3_K:  as Q6_K below, with q in -4..3 and the scales sc_k - 32.
+//   Q3_K:  per super-block, per Q8A block c = 0..7 (sub-blocks 2c, 2c+1):
+//          isum_lo, isum_hi = sum q[i]*qa[i] over each half with q in -4..3
+//          (int32); isum = (sc_2c - 32) * isum_lo + (sc_2c+1 - 32) * isum_hi
+//          (int32, exact); acc += (d * a.d) * (float)isum.
 //   Q6_K:  per super-block, per Q8A block c = 0..7, which covers the 16-element
 //          sub-blocks 2c and 2c+1: isum_lo, isum_hi = sum (q[i]-32)*qa[i] over
 //          each half (int32); isum = sc_2c * isum_lo + sc_2c+1 * isum_hi

@@ -2,6 +2,7 @@
 #include "core/quant/quant_kquants.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "core/quant/quant_avx2.h"
@@ -10,7 +11,7 @@
 namespace strata::core {
 namespace {
 
-// ---- Q4_K / Q5_K: shared min/max scheme over 8 sub-blocks of 32 ----------
+// ---- Q2_K, Q4_K, Q5_K: the min/max scheme over sub-blocks ---------------
 
 // Quantizes nsub sub-blocks of len values to q[i] in 0..nmax with
 // x ~ d*sc_j*q - dmin*m_j, sc_j and m_j in 0..smax; writes d, dmin (F16
@@ -22,6 +23,7 @@ namespace {
 // the only error beyond half a step is clipping when a scale rounded down.
 void quantize_minmax_subblocks(const float* x, int nsub, int len, int nmax, int smax, uint16_t& d16,
                                uint16_t& dmin16, uint8_t* sc, uint8_t* m, uint8_t* q) {
+  assert(nsub <= 16);
   float hi[16], neg_lo[16];
   float max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < nsub; ++j) {

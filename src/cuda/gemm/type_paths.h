@@ -46,8 +46,9 @@ struct TypeList {
 
 namespace type_lists {
 using core::GgmlType;
-// The types whose kernels dot Q8A blocks (core::activation_kind's column, checked
-// by the unit tests); every other type dots F32 rows.
+// The types whose CUDA kernels dot Q8A blocks (core::activation_kind's column for
+// each type with a CUDA kernel, checked by the unit tests); every other type
+// with a CUDA kernel dots F32 rows.
 using Q8a = TypeList<GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
 
 using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
