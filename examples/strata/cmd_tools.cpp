@@ -1,4 +1,4 @@
-// strata make-model and strata inspect: synthetic models and what is inside a GGUF file.
+// strata make-model, strata inspect and strata dequantize: synthetic models, what is inside a GGUF file, F32 copies.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -76,6 +76,16 @@ void routing_report(const InspectOptions& o) {
   }
 }
 
+struct DequantizeOptions {
+  std::string in, out;
+  int32_t threads = 0;
+};
+
+void dequantize(const DequantizeOptions& o) {
+  strata::detail::check(strata_dequantize_file(o.in.c_str(), o.out.c_str(), o.threads));
+  fmt::print("wrote {}\n", o.out);
+}
+
 void inspect(const InspectOptions& o) {
   char* text = nullptr;
   strata::detail::check(strata_inspect_file(o.file.c_str(), &text));
@@ -107,6 +117,13 @@ void add_tools(CLI::App& app) {
                  "With --routing: write its routed rows per (layer, expert) to FILE (for --expert-profile)");
   i->engine.add_to(*in);
   in->callback([i] { inspect(*i); });
+
+  auto d = std::make_shared<DequantizeOptions>();
+  CLI::App* dq = app.add_subcommand("dequantize", "Copy a GGUF file with its quantized tensors as F32 (exact)");
+  dq->add_option("-m,--model", d->in, "GGUF file")->required();
+  dq->add_option("-t,--threads", d->threads, "Writer threads (default: all)");
+  dq->add_option("-o,--output", d->out, "Output file")->required();
+  dq->callback([d] { dequantize(*d); });
 }
 
 }  // namespace cli

@@ -367,7 +367,7 @@ typedef struct strata_synth_params {
   size_t struct_size;       /* sizeof(strata_synth_params) */
   const char* shape;        /* "tiny", "qwen3-30b-a3b", "qwen3-235b-a22b" */
   int32_t n_layer;          /* 0 = the shape's own */
-  const char* quant;        /* weight type of the big matrices: "q4_k" (default), "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32" */
+  const char* quant;        /* weight type of the big matrices: "q4_k" (default), "q2_k", "q3_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32" */
   const char* vocab;        /* "small" (default; byte-level, 512 entries) or "qwen3" (the real Qwen3 vocabulary) or a path to a tokenizer.json */
   uint64_t seed;
   float router_skew;        /* Zipf exponent of expert popularity; 0 = uniform. Default 1.0 */
@@ -388,6 +388,14 @@ STRATA_API strata_status strata_synth_write(const strata_synth_params* params, c
  * tokenizer. *out_text is NUL-terminated; free it with strata_free. Errors:
  * INVALID_ARGUMENT, IO, FORMAT. */
 STRATA_API strata_status strata_inspect_file(const char* path, char** out_text);
+
+/* Writes to out_path a copy of the GGUF file at in_path with every quantized
+ * and half-precision tensor stored as F32 (dequantization is exact in F32),
+ * general.file_type 0, and everything else unchanged: the quantized model's
+ * weights for a forward pass in float arithmetic, to judge numerics against.
+ * n_threads 0 = all hardware threads. Errors: INVALID_ARGUMENT, IO, FORMAT,
+ * UNSUPPORTED (a tensor type without a dequantizer, named). */
+STRATA_API strata_status strata_dequantize_file(const char* in_path, const char* out_path, int32_t n_threads);
 
 #ifdef __cplusplus
 }

@@ -250,6 +250,10 @@ static void test_errors(const char* model_path) {
   CHECK_STATUS(strata_session_prompt(NULL, NULL, 0), STRATA_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(strata_tokenize(NULL, "x", 1, 0, NULL, NULL), STRATA_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(strata_inspect_file(NULL, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_dequantize_file(NULL, "out.gguf", 0), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_dequantize_file(model_path, NULL, 0), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_dequantize_file(model_path, "out.gguf", -1), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_dequantize_file("/nonexistent/strata.gguf", "out.gguf", 0), STRATA_ERR_IO);
   CHECK(model == NULL);
   /* Destroy functions accept NULL. */
   strata_model_free(NULL);

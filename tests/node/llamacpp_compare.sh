@@ -36,16 +36,26 @@ if [ ! -d "$here/node_modules/node-llama-cpp" ] || [ ! -d "$here/node_modules/@n
   fi
 fi
 
-# compare NAME MIN_TOP1 MAX_DLP MAX_MEDIAN_DLP make-model-args...
+# compare NAME MIN_TOP1 MAX_DLP MAX_MEDIAN_DLP JUDGE make-model-args...
+# JUDGE=exact also evaluates `strata dequantize`'s F32 copy of the model and judges both engines against it
+# (tiny models only: the copy is four times the quantized file); JUDGE=- does not.
 compare() {
-  name=$1 min_top1=$2 max_dlp=$3 max_median=$4
-  shift 4
+  name=$1 min_top1=$2 max_dlp=$3 max_median=$4 judge=$5
+  shift 5
   m="$work/$name.gguf"
   "$strata" make-model "$@" -o "$m" >/dev/null || return 1
   "$strata" tokenize -m "$m" <"$text" >"$work/$name.ids.json" || return 1
   "$strata" eval -m "$m" -f "$text" --logits-out "$work/$name.eval.bin" --top 20 --devices cpu || return 1
+  set --
+  if [ "$judge" = exact ]; then
+    "$strata" dequantize -m "$m" -o "$work/$name.f32.gguf" >/dev/null || return 1
+    "$strata" eval -m "$work/$name.f32.gguf" -f "$text" --logits-out "$work/$name.exact.bin" --top 20 \
+      --devices cpu || return 1
+    rm -f "$work/$name.f32.gguf"
+    set -- --exact "$work/$name.exact.bin"
+  fi
   node "$here/llamacpp_compare.mjs" --model "$m" --tokens "$work/$name.ids.json" --strata "$work/$name.eval.bin" \
-       --label "$name" --min-top1 "$min_top1" --max-dlp "$max_dlp" --max-median-dlp "$max_median"
+       --label "$name" --min-top1 "$min_top1" --max-dlp "$max_dlp" --max-median-dlp "$max_median" "$@"
   rc=$?
   [ "$rc" -eq 77 ] && exit 77  # node-llama-cpp or its binary did not load: skip
   [ "$rc" -eq 0 ] && rm -f "$m"  # the qwen3-shaped file is 1.1 GB; a failing one stays for a look
@@ -57,14 +67,14 @@ compare() {
 # weights: llama.cpp quantizes activations to Q8_K (one scale per 256), strata to 32-blocks, and the top-k
 # routing turns the small difference into a different expert now and then (2 of 8 experts in `tiny`).
 status=0
-compare tiny-f32 0.99 0.002 0.0005 --shape tiny --quant f32 --vocab small --seed 7
+compare tiny-f32 0.99 0.002 0.0005 - --shape tiny --quant f32 --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
-compare tiny-q4k 0.95 1.0 0.08 --shape tiny --quant q4_k --vocab small --seed 7
+compare tiny-q4k 0.95 1.0 0.08 exact --shape tiny --quant q4_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
-compare tiny-q3k 0.95 1.0 0.08 --shape tiny --quant q3_k --vocab small --seed 7
+compare tiny-q3k 0.95 1.0 0.08 exact --shape tiny --quant q3_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
-compare tiny-q2k 0.95 1.0 0.08 --shape tiny --quant q2_k --vocab small --seed 7
+compare tiny-q2k 0.95 1.0 0.08 exact --shape tiny --quant q2_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
-compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
+compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

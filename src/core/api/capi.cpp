@@ -10,6 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/base/version.h"
+#include "core/model/dequantize_file.h"
 #include "core/model/inspect.h"
 #include "core/model/model.h"
 #include "core/model/synth.h"
@@ -497,6 +498,15 @@ STRATA_API strata_status strata_inspect_file(const char* path, char** out_text) 
     require(out_text, "out_text");
     const std::string s = strata::core::inspect_file(path);
     *out_text = copy_out(s.data(), s.size());
+  });
+}
+
+STRATA_API strata_status strata_dequantize_file(const char* in_path, const char* out_path, int32_t n_threads) {
+  return guarded([&] {
+    require(in_path, "in_path");
+    require(out_path, "out_path");
+    if (n_threads < 0) fail(STRATA_ERR_INVALID_ARGUMENT, "n_threads must be >= 0, got {}", n_threads);
+    strata::core::write_dequantized(in_path, out_path, static_cast<unsigned>(n_threads));
   });
 }
 
