@@ -197,7 +197,7 @@ let ok = true;
 if (rate < opt.minTop1) { console.log(`${tag}FAIL: top-1 agreement ${rate} < ${opt.minTop1}`); ok = false; }
 if (!(maxDlp <= opt.maxDlp)) { console.log(`${tag}FAIL: max |dlogprob| ${maxDlp} > ${opt.maxDlp}`); ok = false; }
 if (!(median <= opt.maxMedianDlp)) { console.log(`${tag}FAIL: median |dlogprob| ${median} > ${opt.maxMedianDlp}`); ok = false; }
-if (exact && judge.strataNext > judge.llamaNext) {
+if (exact && !(judge.strataNext <= judge.llamaNext)) {
   console.log(`${tag}FAIL: strata is further from the exact teacher log-probabilities than llama.cpp`); ok = false;
 }
 for (const d of notTies) {

@@ -50,8 +50,10 @@ compare() {
   if [ "$judge" = exact ]; then
     "$strata" dequantize -m "$m" -o "$work/$name.f32.gguf" >/dev/null || return 1
     "$strata" eval -m "$work/$name.f32.gguf" -f "$text" --logits-out "$work/$name.exact.bin" --top 20 \
-      --devices cpu || return 1
+      --devices cpu
+    rc=$?
     rm -f "$work/$name.f32.gguf"
+    [ "$rc" -eq 0 ] || return 1
     set -- --exact "$work/$name.exact.bin"
   fi
   node "$here/llamacpp_compare.mjs" --model "$m" --tokens "$work/$name.ids.json" --strata "$work/$name.eval.bin" \

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -30,6 +31,21 @@ TEST_CASE("dequantize: every tensor as F32 with the dequantized values, metadata
   write_dequantized(model.path, out, 2);
   const GgufFile src = GgufFile::open(model.path), dst = GgufFile::open(out);
   std::filesystem::remove(out);
+  // Never over the input, which is mapped while the copy is written: not as
+  // the output, nor as the partial file the writer starts with (out.partial).
+  const std::string partial = out + ".partial";
+  std::filesystem::copy_file(model.path, partial);
+  for (const auto& [from, to] : {std::pair{model.path, model.path}, std::pair{partial, out}}) {
+    INFO(from << " -> " << to);
+    try {
+      write_dequantized(from, to, 1);
+      FAIL("no refusal");
+    } catch (const Error& e) {
+      CHECK(e.status() == STRATA_ERR_INVALID_ARGUMENT);
+    }
+  }
+  CHECK(std::filesystem::file_size(partial) == std::filesystem::file_size(model.path));
+  std::filesystem::remove(partial);
 
   REQUIRE(dst.metadata().size() == src.metadata().size());
   for (size_t i = 0; i < src.metadata().size(); ++i) {
@@ -89,5 +105,10 @@ TEST_CASE("dequantize: a tensor type without a dequantizer is refused by name, a
   }
   CHECK_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(in);
-  CHECK_THROWS_AS(write_dequantized(in, out, 1), Error);  // a missing input: IO
+  try {
+    write_dequantized(in, out, 1);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    CHECK(e.status() == STRATA_ERR_IO);  // the input is gone
+  }
 }

@@ -2,6 +2,7 @@
 #include "core/model/dequantize_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace strata::core {
 
 namespace {
 
-// Types copied unchanged: F32 itself and the integer types (no float meaning).
+// Types copied unchanged: F32 itself, F64 and the integer types (no dequantizer needed).
 bool kept_as_is(uint32_t type) {
   switch (static_cast<GgmlType>(type)) {
     case GgmlType::F32:
@@ -32,6 +33,14 @@ bool kept_as_is(uint32_t type) {
 }  // namespace
 
 void write_dequantized(const std::string& in, const std::string& out, unsigned threads) {
+  // Writing over the input (or over the name the writer gives its partial
+  // file) would truncate the mapped file under the reader.
+  std::error_code ec;
+  for (const std::string& target : {out, out + ".partial"}) {
+    if (std::filesystem::equivalent(in, target, ec)) {
+      fail(STRATA_ERR_INVALID_ARGUMENT, "dequantize: the output {} is the input file {}", target, in);
+    }
+  }
   const GgufFile src = GgufFile::open(in);
   const auto& tensors = src.tensors();
   for (const GgufTensorInfo& t : tensors) {
@@ -44,7 +53,7 @@ void write_dequantized(const std::string& in, const std::string& out, unsigned t
 
   GgufWriter w(src.version());
   for (const GgufKv& kv : src.metadata()) w.set(kv.key, kv.value);
-  if (src.has("general.file_type")) w.set("general.file_type", GgufValue::u32(0));  // LLAMA_FTYPE_ALL_F32
+  w.set("general.file_type", GgufValue::u32(0));  // LLAMA_FTYPE_ALL_F32
   for (const GgufTensorInfo& t : tensors) {
     const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     w.add_tensor(t.name, dims, kept_as_is(t.type) ? t.type : static_cast<uint32_t>(GgmlType::F32));
