@@ -5,7 +5,9 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <random>
 
 #include "openai.h"
@@ -15,6 +17,8 @@ namespace {
 
 // How often a request waiting for its job checks that its client is still there.
 constexpr std::chrono::milliseconds kPoll{100};
+// How long stop() lets the responses being written finish.
+constexpr std::chrono::seconds kDrain{5};
 
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -85,7 +89,29 @@ struct HttpServer::Impl {
   Generation generation_of(const Request& r) const;
   void stream(httplib::Response& res, std::shared_ptr<Delivery> d);
   void respond_whole(httplib::Response& res, std::shared_ptr<Delivery> d);
+
+  // Generation responses whose body is still being written. httplib's stop()
+  // ends every chunked body at its next step, so stop() first lets these
+  // write their ending (the pool has ended their jobs), up to kDrain.
+  std::mutex bodies_mutex;
+  std::condition_variable bodies_ended;
+  int open_bodies = 0;
+  void body_opened();
+  void body_closed();
 };
+
+void HttpServer::Impl::body_opened() {
+  std::lock_guard lock(bodies_mutex);
+  ++open_bodies;
+}
+
+void HttpServer::Impl::body_closed() {
+  {
+    std::lock_guard lock(bodies_mutex);
+    --open_bodies;
+  }
+  bodies_ended.notify_all();
+}
 
 httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_key) {
   return [this, handler, needs_key](const httplib::Request& req, httplib::Response& res) {
@@ -228,6 +254,7 @@ void HttpServer::Impl::generate(const httplib::Request& req, httplib::Response& 
 // A client gone (the socket closed, or a write fails) cancels the job.
 void HttpServer::Impl::stream(httplib::Response& res, std::shared_ptr<Delivery> d) {
   res.set_header("Cache-Control", "no-cache");
+  body_opened();
   res.set_chunked_content_provider(
       "text/event-stream",
       [d](size_t, httplib::DataSink& sink) {
@@ -258,7 +285,10 @@ void HttpServer::Impl::stream(httplib::Response& res, std::shared_ptr<Delivery> 
         if (ended) sink.done();
         return true;
       },
-      [d](bool) { d->job->cancel(); });  // however the response ended, its job stops
+      [this, d](bool) {  // however the response ended, its job stops
+        d->job->cancel();
+        body_closed();
+      });
 }
 
 // One JSON document once the job has ended. The body goes through a content
@@ -266,6 +296,7 @@ void HttpServer::Impl::stream(httplib::Response& res, std::shared_ptr<Delivery> 
 // is sent before the generation ends, so a job that fails then (the engine, a
 // shutdown) closes the connection with the response unfinished.
 void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Delivery> d) {
+  body_opened();
   res.set_chunked_content_provider(
       "application/json",
       [d](size_t, httplib::DataSink& sink) {
@@ -285,7 +316,10 @@ void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Del
         sink.done();
         return true;
       },
-      [d](bool) { d->job->cancel(); });
+      [this, d](bool) {
+        d->job->cancel();
+        body_closed();
+      });
 }
 
 HttpServer::HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions options)
@@ -309,6 +343,12 @@ int HttpServer::bind(const std::string& host, int port) {
 
 bool HttpServer::run() { return impl_->http.listen_after_bind(); }
 
-void HttpServer::stop() { impl_->http.stop(); }
+void HttpServer::stop() {
+  {
+    std::unique_lock lock(impl_->bodies_mutex);
+    impl_->bodies_ended.wait_for(lock, kDrain, [this] { return impl_->open_bodies == 0; });
+  }
+  impl_->http.stop();
+}
 
 }  // namespace server

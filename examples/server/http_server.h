@@ -34,7 +34,9 @@ class HttpServer {
   int bind(const std::string& host, int port);
   // Serves until stop(); returns false if serving could not start.
   bool run();
-  // Ends run() (any thread): stops accepting and waits for open requests to end.
+  // Ends run() (any thread): lets the generation responses being written
+  // finish (up to 5 s; the pool's stop() ends their jobs first), then stops
+  // serving.
   void stop();
 
  private:
