@@ -391,9 +391,9 @@ STRATA_API strata_status strata_inspect_file(const char* path, char** out_text);
 
 /* Writes to out_path a copy of the GGUF file at in_path with every tensor of
  * a type this library dequantizes (F16, BF16 and every quantized type the
- * CPU backend runs) stored as F32, general.file_type 0, and everything else unchanged: the quantized
- * model's weights for a forward pass in float arithmetic, to judge numerics
- * against. n_threads 0 = all hardware threads. Errors: INVALID_ARGUMENT
+ * CPU backend runs) stored as F32, general.file_type 0, and everything else
+ * unchanged: the quantized model's weights for a forward pass in float
+ * arithmetic, to judge numerics against. n_threads 0 = all hardware threads. Errors: INVALID_ARGUMENT
  * (also out_path naming the input), IO, FORMAT, UNSUPPORTED (a tensor type
  * without a dequantizer, named with the tensor). */
 STRATA_API strata_status strata_dequantize_file(const char* in_path, const char* out_path, int32_t n_threads);

@@ -242,7 +242,7 @@ void GgufWriter::write(const std::string& path, const FillFn& fill, unsigned thr
   std::stable_sort(pending.begin(), pending.end(),
                    [&](size_t a, size_t b) { return tensors_[a].n_bytes > tensors_[b].n_bytes; });
 
-  PartialFile partial(path + ".partial");
+  PartialFile partial(partial_path(path));
   MappedFile file = MappedFile::create(partial.path(), l.file_size);
   const std::span<uint8_t> out = file.writable_bytes();
   std::memcpy(out.data(), l.header.data(), l.header.size());

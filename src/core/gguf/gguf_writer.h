@@ -65,6 +65,8 @@ class GgufWriter {
   // STRATA_ERR_INVALID_ARGUMENT (a tensor without bytes and no `fill`),
   // or whatever `fill` threw.
   void write(const std::string& path, const FillFn& fill = {}, unsigned threads = 1) const;
+  // The file write(path) writes before renaming it to `path`.
+  static std::string partial_path(const std::string& path) { return path + ".partial"; }
 
   // The whole file in memory. Every tensor must hold its bytes.
   std::vector<uint8_t> to_bytes() const;

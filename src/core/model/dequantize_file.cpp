@@ -36,7 +36,7 @@ void write_dequantized(const std::string& in, const std::string& out, unsigned t
   // Writing over the input (or over the name the writer gives its partial
   // file) would truncate the mapped file under the reader.
   std::error_code ec;
-  for (const std::string& target : {out, out + ".partial"}) {
+  for (const std::string& target : {out, GgufWriter::partial_path(out)}) {
     if (std::filesystem::equivalent(in, target, ec)) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "dequantize: the output {} is the input file {}", target, in);
     }
