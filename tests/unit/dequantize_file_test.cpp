@@ -36,9 +36,9 @@ TEST_CASE("dequantize: every tensor as F32 with the dequantized values, metadata
   // the output, nor as the partial file the writer starts with.
   const std::string partial = GgufWriter::partial_path(out);
   std::filesystem::copy_file(model.path, partial);
-  for (const auto& [from, to] : {std::pair{model.path, model.path}, std::pair{partial, out}}) {
-    INFO(from << " -> " << to);
-    CHECK(status_of([&] { write_dequantized(from, to, 1); }) == STRATA_ERR_INVALID_ARGUMENT);
+  for (const auto& io : {std::pair{model.path, model.path}, std::pair{partial, out}}) {
+    INFO(io.first << " -> " << io.second);
+    CHECK(status_of([&] { write_dequantized(io.first, io.second, 1); }) == STRATA_ERR_INVALID_ARGUMENT);
   }
   CHECK(std::filesystem::file_size(partial) == std::filesystem::file_size(model.path));
   std::filesystem::remove(partial);
