@@ -182,6 +182,8 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
       {"output head 2048x151936", GgmlType::BF16, 2048, 151936}, {"attn q 2048x4096", GgmlType::Q4_K, 2048, 4096},
       {"expert gate 2048x768", GgmlType::Q4_K, 2048, 768},       {"expert down 768x2048", GgmlType::Q4_K, 768, 2048},
       {"expert down 768x2048", GgmlType::Q6_K, 768, 2048},       {"router 2048x128", GgmlType::F32, 2048, 128},
+      {"output head 2048x151936", GgmlType::Q3_K, 2048, 151936}, {"output head 2048x151936", GgmlType::Q2_K, 2048, 151936},
+      {"expert gate 2048x768", GgmlType::Q3_K, 2048, 768},       {"expert gate 2048x768", GgmlType::Q2_K, 2048, 768},
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {

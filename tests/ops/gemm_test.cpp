@@ -270,6 +270,9 @@ struct ActsOnDevice {
 
 const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
                            GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+// mmvq's types: kTypes and those with no GEMM yet.
+const GgmlType kMmvqTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
+                               GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 }  // namespace
 
@@ -367,7 +370,7 @@ void check_mmvq(GgmlType type, int64_t n_in, int64_t n_out, int n_tok, Rng& rng)
 
 TEST_CASE("mmvq matches vec_dot within the summation-order bound", "[gpu][mmvq]") {
   Rng rng(case_seed("mmvq"));
-  for (GgmlType type : kTypes) {
+  for (GgmlType type : kMmvqTypes) {
     const bool q = is_quant(type);
     // Whole segments, a partial one, rows of one partial segment; Q8_0 rows
     // of 96 values are 102 bytes, so they start at every even alignment.

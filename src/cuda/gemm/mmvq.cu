@@ -126,7 +126,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
     // The item's activations first: their loads overlap the weight copies in flight.
     float af[C::kFloat ? NT : 1][8];
     int aq[C::kFloat ? 1 : NT][8];
-    float ad[NT], as[NT];
+    ActBlock ab[C::kFloat ? 1 : NT];
     if (live) {
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
@@ -139,13 +139,21 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
         } else {
           const auto* blk = reinterpret_cast<const int2*>(X + t * p.ld_x + static_cast<int64_t>(u) * 40);
           const int2 h = __ldg(blk);
-          ad[t] = __int_as_float(h.x);
-          as[t] = i2f_small(h.y);
+          ab[t].d = __int_as_float(h.x);
+          ab[t].sum = i2f_small(h.y);
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             const int2 q = __ldg(blk + 1 + i);
             aq[t][2 * i] = q.x;
             aq[t][2 * i + 1] = q.y;
+          }
+          ab[t].sum_lo = 0, ab[t].sum_hi = 0;
+          if constexpr (needs_half_sums<QuantTraits<T>>()) {
+#pragma unroll
+            for (int k4 = 0; k4 < 4; ++k4) {
+              ab[t].sum_lo = __dp4a(aq[t][k4], 0x01010101, ab[t].sum_lo);
+              ab[t].sum_hi = __dp4a(aq[t][k4 + 4], 0x01010101, ab[t].sum_hi);
+            }
           }
         }
       }
@@ -195,7 +203,7 @@ static __global__ void __launch_bounds__(kWarps * 32) mmvq_kernel(const MvParams
                 lo = __dp4a(w[k4], aq[t][k4], lo);
                 hi = __dp4a(w[k4 + 4], aq[t][k4 + 4], hi);
               }
-              acc[r][t] = __fadd_rn(acc[r][t], QuantTraits<T>::term(rs, lo, hi, ad[t], as[t]));
+              acc[r][t] = __fadd_rn(acc[r][t], QuantTraits<T>::term(rs, lo, hi, ab[t]));
             }
           }
         }

@@ -1,4 +1,4 @@
-// What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K).
+// What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q2_K..Q6_K).
 //
 // Kernels are templates on the type and take every type-specific fact from
 // here, so a new type is one specialisation below plus its place in the
@@ -15,8 +15,9 @@
 // Float types: f32(bits) for 16-bit ones, wf8 (eight
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
-// one of its eight 32-value Q8A blocks (a K-quant sub-block, half of two
-// Q6_K sub-blocks, a Q8_0 block):
+// one of its eight 32-value Q8A blocks (a Q4_K/Q5_K sub-block, two 16-value
+// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K and Q3_K have the
+// members of mmvq and embed so far (w4, w8, row_head, row_scale, term, value):
 //   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
 //                   bytes: dp4a operands (mmvq) and what the tensor-core
 //                   kernels decode to F16 (f16_decode.cuh)
@@ -26,6 +27,8 @@
 //                   GEMMs' prep tables and of the F16 decode
 //   kSigned         the quants are two's complement bytes (Q6_K, Q8_0)
 //   kSplitHalves    a block's two 16-value halves have their own scales (Q6_K)
+//   kHalfSums       term() takes the halves' activation sums (Q2_K; where
+//                   absent, false)
 //   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
 //                   instruction's two core matrices (8 for Q6_K, else 4)
 //   kF16Stride, kWgStride, kWgCols  shared-memory row strides of the mma.sync
@@ -68,11 +71,30 @@ struct RowHead {
 
 // The weight-side scales of Q8A block j of a group.
 struct RowScale {
-  float a;  // Q4_K/Q5_K: d * sc_j; Q6_K, Q8_0: d
-  float b;  // Q4_K/Q5_K: dmin * m_j
-  int s0;   // Q6_K: scale of the first 16 values
-  int s1;   // Q6_K: scale of the last 16 values
+  float a;  // Q4_K/Q5_K: d * sc_j; Q2_K, Q3_K, Q6_K, Q8_0: d
+  float b;  // Q4_K/Q5_K: dmin * m_j; Q2_K: dmin
+  int s0;   // Q2_K, Q3_K, Q6_K: scale of the first 16 values (Q2_K: with its min)
+  int s1;   // the same for the last 16 values
 };
+
+// One Q8A activation block as term() takes it: d, the sum of its 32 quants,
+// and the sums of its two 16-value halves (formed only for a type whose
+// traits set kHalfSums: Q2_K's mins).
+struct ActBlock {
+  float d;
+  float sum;
+  int sum_lo;
+  int sum_hi;
+};
+
+template <class Q>
+constexpr bool needs_half_sums() {
+  if constexpr (requires { Q::kHalfSums; }) {
+    return Q::kHalfSums;
+  } else {
+    return false;
+  }
+}
 
 namespace quant_detail {
 
@@ -270,10 +292,10 @@ struct MinMaxK {
   }
 
   // The F32 term of one block as core::vec_dot forms it: lo and hi are the
-  // exact integer dots of its first and last 16 values, ad and asum the
-  // activation block's d and sum: a.d * (ws * isum - wm * a.sum).
-  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float asum) {
-    return __fmul_rn(ad, __fsub_rn(__fmul_rn(rs.a, i2f_small(lo + hi)), __fmul_rn(rs.b, asum)));
+  // exact integer dots of its first and last 16 values, x the activation
+  // block: x.d * (ws * isum - wm * x.sum).
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(x.d, __fsub_rn(__fmul_rn(rs.a, i2f_small(lo + hi)), __fmul_rn(rs.b, x.sum)));
   }
 
   // The F16 pair (d * sc_j, -(dmin * m_j)).
@@ -316,7 +338,106 @@ struct WordQuants {
   }
 };
 
+// Scale k (0..15) of a Q3_K block's 12 scale bytes S, less 32: as
+// core::unpack_scale_q3_k.
+__device__ __forceinline__ int q3_k_scale(const uint8_t* S, int k) {
+  const int low = (S[k & 7] >> (4 * (k >> 3))) & 0x0f;
+  const int high = (S[8 + (k & 3)] >> (2 * (k >> 2))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
 }  // namespace quant_detail
+
+// Q2_K: 84-byte super-blocks (4-byte aligned), 16 bytes of 4-bit scales (low
+// nibble) and mins (high), 2-bit quants at 16, d and dmin at 80. Block j =
+// 4h + s holds values 128h + 32s + l: bits 2s, 2s + 1 of qs[32h + l].
+template <>
+struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlType::Q2_K>> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ2_K);
+  static constexpr int kQs = offsetof(core::BlockQ2_K, qs), kD = offsetof(core::BlockQ2_K, d),
+                       kDmin = offsetof(core::BlockQ2_K, dmin);
+  static constexpr bool kHalfSums = true;  // term() takes the activation halves' sums
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    return static_cast<int>((gemm_detail::ld_u32(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u);
+  }
+
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
+    return RowHead{gemm_detail::ld_half(B + kD), gemm_detail::ld_half(B + kDmin)};
+  }
+
+  // The scale bytes of sub-blocks 2j and 2j + 1.
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    return RowScale{head.d, head.dmin, B[2 * j], B[2 * j + 1]};
+  }
+
+  // x.d * (d * isum - dmin * msum): isum the halves' dots times their scales,
+  // msum the halves' activation sums times their mins (both exact in int32
+  // and in F32: |isum| < 2^18).
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    const int isum = (rs.s0 & 0x0f) * lo + (rs.s1 & 0x0f) * hi;
+    const int msum = (rs.s0 >> 4) * x.sum_lo + (rs.s1 >> 4) * x.sum_hi;
+    return __fmul_rn(x.d, __fsub_rn(__fmul_rn(rs.a, gemm_detail::i2f_small(isum)),
+                                    __fmul_rn(rs.b, gemm_detail::i2f_small(msum))));
+  }
+
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ2_K*>(row)[i / core::kQK_K], static_cast<int>(i % core::kQK_K));
+  }
+
+  // Value e of block b: (d * sc) * q - dmin * m.
+  __device__ __forceinline__ static float value(const core::BlockQ2_K& b, int e) {
+    const int q = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
+    const int sm = b.scales[e / 16];
+    const float ws = __fmul_rn(quant_detail::half_bits_to_float(b.d), static_cast<float>(sm & 0x0f));
+    const float wm = __fmul_rn(quant_detail::half_bits_to_float(b.dmin), static_cast<float>(sm >> 4));
+    return __fsub_rn(__fmul_rn(ws, static_cast<float>(q)), wm);
+  }
+};
+
+// Q3_K: 110-byte super-blocks (2-byte aligned): high bits in hmask at 0, low
+// 2 bits in qs at 32, 6-bit scales at 96, d at 108. Block j = 4h + s holds
+// values 128h + 32s + l: low bits 2s, 2s + 1 of qs[32h + l], high bit j of
+// hmask[l]; q = low - 4 where the high bit is clear, else low.
+template <>
+struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlType::Q3_K>> {
+  static constexpr int kBytes256 = sizeof(core::BlockQ3_K);
+  static constexpr int kQs = offsetof(core::BlockQ3_K, qs), kScales = offsetof(core::BlockQ3_K, scales),
+                       kD = offsetof(core::BlockQ3_K, d);
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    const uint32_t lo = (gemm_detail::ld_u32_a2(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u;
+    const uint32_t hi = ((gemm_detail::ld_u32_a2(B + 4 * k4) >> j) & 0x01010101u) << 2;
+    // u - 4 per byte for u = lo | hi in 0..7: bit 7 set first, so no borrow
+    // crosses a byte (as Q6_K's q - 32).
+    return static_cast<int>(((lo | hi | 0x80808080u) - 0x04040404u) ^ 0x80808080u);
+  }
+
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{gemm_detail::ld_half(B + kD), 0.0f}; }
+
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    const uint8_t* S = B + kScales;
+    return RowScale{head.d, 0.0f, quant_detail::q3_k_scale(S, 2 * j), quant_detail::q3_k_scale(S, 2 * j + 1)};
+  }
+
+  // (d * x.d) * (sc_lo * isum_lo + sc_hi * isum_hi), as Q6_K.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
+  }
+
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    return value(static_cast<const core::BlockQ3_K*>(row)[i / core::kQK_K], static_cast<int>(i % core::kQK_K));
+  }
+
+  // Value e of block b: (d * sc) * q.
+  __device__ __forceinline__ static float value(const core::BlockQ3_K& b, int e) {
+    const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
+    const int q = low - (((b.hmask[e % 32] >> (e / 32)) & 1) != 0 ? 0 : 4);
+    const int sc = quant_detail::q3_k_scale(b.scales, e / 16);
+    const float ws = __fmul_rn(quant_detail::half_bits_to_float(b.d), static_cast<float>(sc));
+    return __fmul_rn(ws, static_cast<float>(q));
+  }
+};
 
 // Q4_K: 144-byte super-blocks, quants at 16. The warpgroup GEMM takes 128
 // positions per block: only these groups leave room for two stages of 128
@@ -413,8 +534,8 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   }
 
   // (d * a.d) * (sc_lo * isum_lo + sc_hi * isum_hi); |isum| < 2^24, so exact.
-  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float) {
-    return __fmul_rn(__fmul_rn(rs.a, ad), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
   }
 
   // (d * sc_lo, d * sc_hi): the scales of the block's two 16-value halves.
@@ -472,8 +593,8 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
   }
 
   // (d_w * d_a) * isum.
-  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, float ad, float) {
-    return __fmul_rn(__fmul_rn(rs.a, ad), gemm_detail::i2f_small(lo + hi));
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), gemm_detail::i2f_small(lo + hi));
   }
 
   // (d, 0).
