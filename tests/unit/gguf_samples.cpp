@@ -179,6 +179,13 @@ std::vector<GgufSample> valid_gguf_samples() {
   }
   out.push_back({"valid_empty", GgufWriter(3).to_bytes()});
   {
+    // The largest alignment a u32 can hold, with no tensor to place: valid,
+    // and far beyond the end of the file (found by the fuzzer).
+    RawGguf r;
+    r.header(3, 0, 1).str("general.alignment").u32(4).u32(1u << 31);
+    out.push_back({"valid_align_2g_no_tensors", r.bytes});
+  }
+  {
     GgufWriter w(3);
     std::vector<std::string> vocab;
     std::vector<int32_t> types;
