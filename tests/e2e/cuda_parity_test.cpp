@@ -32,6 +32,20 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
   compare(run(path, "0", toks, 1024), run(path, "cpu", toks, 1024), 512, kBound);
 }
 
+// Every weight in one type: a type whose GEMMs take mma.sync only (no
+// warpgroup kernel), through the GEMMs (chunk 256), the dense F16 copy and
+// cuBLAS (chunk 1024) and the vector kernels (chunk 1).
+TEST_CASE("tiny in Q3_K: CUDA prompt logits against the CPU oracle", "[parity]") {
+  const std::string path = model_path({"tiny", 4, "small", "q3_k"});
+  const auto toks = tokens(1024, 509);
+  for (int chunk : {1024, 256, 1}) {
+    INFO("chunk " << chunk);
+    std::printf("tiny q3_k, chunk %d:\n", chunk);
+    const std::vector<int32_t> part(toks.begin(), toks.begin() + (chunk == 1 ? 64 : 1024));
+    compare(run(path, "0", part, chunk), run(path, "cpu", part, chunk), 512, kBound);
+  }
+}
+
 TEST_CASE("qwen3-30b-a3b, 8 layers: CUDA logits match the CPU oracle's at every position", "[parity]") {
   const Case c{"qwen3-30b-a3b", 8, "qwen3"};
   const std::string path = model_path(c);

@@ -21,12 +21,14 @@ using namespace core;
 
 std::string model_path(const Case& c) {
   const auto p = std::filesystem::temp_directory_path() /
-                 (std::string("strata-e2e-") + c.shape + "-" + std::to_string(c.layers) + "-" + c.vocab + ".gguf");
+                 (std::string("strata-e2e-") + c.shape + "-" + std::to_string(c.layers) + "-" + c.vocab + "-" +
+                  c.quant + ".gguf");
   if (!std::filesystem::exists(p)) {
     SynthParams sp;
     sp.shape = c.shape;
     sp.n_layer = c.layers;
     sp.vocab = c.vocab;
+    sp.quant = c.quant;
     sp.router_skew = 0.0f;  // every expert busy: the GEMM tiles see every group size
     sp.seed = 2026;
     // Written under a name of this process, then renamed: test processes run

@@ -13,6 +13,7 @@ struct Case {
   const char* shape;
   int layers;
   const char* vocab;
+  const char* quant = "q4_k";  // SynthParams::quant
 };
 
 // A synthetic model of the case in the temp dir (made once, kept for later runs).

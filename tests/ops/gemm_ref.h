@@ -59,6 +59,16 @@ inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, 
         w[s * 256 + e] = round_f16(q * scale + neg_min);
       }
     }
+  } else if (type == GgmlType::Q3_K) {
+    for (int64_t s = 0; s < n / 256; ++s) {
+      const auto& b = reinterpret_cast<const core::BlockQ3_K*>(row)[s];
+      for (int e = 0; e < 256; ++e) {
+        const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
+        const int q = ((b.hmask[e % 32] >> (e / 32)) & 1) != 0 ? low : low - 4;
+        const double scale = round_f16(h(b.d) * (core::unpack_scale_q3_k(b.scales, e / 16) - 32));
+        w[s * 256 + e] = round_f16(q * scale);
+      }
+    }
   } else {
     for (int64_t s = 0; s < n / 256; ++s) {
       const auto& b = reinterpret_cast<const core::BlockQ6_K*>(row)[s];

@@ -269,7 +269,7 @@ struct ActsOnDevice {
 };
 
 const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
-                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 // mmvq's types: kTypes and those with no GEMM yet.
 const GgmlType kMmvqTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
                                GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
@@ -827,6 +827,7 @@ TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu
       {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_K, false}, {GgmlType::Q6_K, GgmlType::Q6_K, GgmlType::Q5_K, false},
       {GgmlType::BF16, GgmlType::BF16, GgmlType::F16, false},  {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q4_K, false},
       {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},   {GgmlType::BF16, GgmlType::BF16, GgmlType::Q4_K, false},
+      {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K, true},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;
@@ -900,6 +901,7 @@ TEST_CASE("MoE decode step: batched mmvq over the router's choices", "[gpu][moe]
   Rng rng(case_seed("moe_decode"));
   const GgmlType combos[][3] = {{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K},
                                 {GgmlType::Q8_0, GgmlType::Q5_K, GgmlType::Q4_K},
+                                {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q2_K},
                                 {GgmlType::BF16, GgmlType::BF16, GgmlType::F32}};
   const int T = 3, k = 4, E = 16;
   const int64_t n_embd = 512, n_ff = 256;

@@ -14,8 +14,9 @@ namespace strata::cuda {
 // scale and min were rounded to F16 (f16_decode.cuh: decode_pair), so each
 // value equals the weight mmq_f16.cuh and mmq_wgmma.cuh multiply with
 // (tests/ops/gemm_ref.h: gemm_weights). Asynchronous on `stream`. Throws
-// Error(STRATA_ERR_INVALID_ARGUMENT) for a type other than Q8_0, Q4_K, Q5_K,
-// Q6_K, n_in not a positive multiple of 256, n_out < 1, or w or out not 16-byte aligned.
+// Error(STRATA_ERR_UNSUPPORTED) for a type outside type_paths.h's F16Decode
+// list, Error(STRATA_ERR_INVALID_ARGUMENT) for n_in not a positive multiple
+// of 256, n_out < 1, or w or out not 16-byte aligned.
 void decode_f16_weights(core::GgmlType type, const void* w, int64_t n_in, int64_t n_out, uint16_t* out,
                         cudaStream_t stream);
 

@@ -50,7 +50,7 @@ GemmActs gemm_acts(core::GgmlType t);
 // Bytes of one activation row of n values for weights of type t.
 int64_t gemm_act_row_bytes(core::GgmlType t, int64_t n);
 
-// Quantized weights (Q8_0, Q4_K, Q5_K, Q6_K): F16 tensor cores (F32
+// Quantized weights (type_paths.h's Q8a list): F16 tensor cores (F32
 // accumulate; gemm_kernel says which instructions) on weights decoded from their GGUF blocks to F16 in registers
 // (q * scale - min rounded once, scale and min rounded to F16 first), F16
 // activations. Results repeat bit for bit; against core::vec_dot they differ

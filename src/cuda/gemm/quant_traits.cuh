@@ -16,8 +16,9 @@
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
 // one of its eight 32-value Q8A blocks (a Q4_K/Q5_K sub-block, two 16-value
-// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K and Q3_K have the
-// members of mmvq and embed so far (w4, w8, row_head, row_scale, term, value):
+// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K has the members of
+// mmvq and embed so far (w4, w8, row_head, row_scale, term, value), Q3_K
+// those and the mma.sync GEMM's and the F16 decode's (no warpgroup ones):
 //   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
 //                   bytes: dp4a operands (mmvq) and what the tensor-core
 //                   kernels decode to F16 (f16_decode.cuh)
@@ -25,8 +26,9 @@
 //                   block exactly as core::vec_dot forms it (mmvq)
 //   scale_entry(_pair)            F16 (scale, -min) entries of the tensor-core
 //                   GEMMs' prep tables and of the F16 decode
-//   kSigned         the quants are two's complement bytes (Q6_K, Q8_0)
-//   kSplitHalves    a block's two 16-value halves have their own scales (Q6_K)
+//   kSigned         the quants are two's complement bytes (Q3_K, Q6_K, Q8_0)
+//   kSplitHalves    a block's two 16-value halves have their own scales (Q3_K,
+//                   Q6_K)
 //   kHalfSums       term() takes the halves' activation sums (Q2_K; where
 //                   absent, false)
 //   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
@@ -404,6 +406,9 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr int kBytes256 = sizeof(core::BlockQ3_K);
   static constexpr int kQs = offsetof(core::BlockQ3_K, qs), kScales = offsetof(core::BlockQ3_K, scales),
                        kD = offsetof(core::BlockQ3_K, d);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = true;
+  static constexpr int kF16Stride = 160;  // 8 granules of 16 bytes (the 110-byte group starts anywhere even)
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     const uint32_t lo = (gemm_detail::ld_u32_a2(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u;
@@ -423,6 +428,12 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   // (d * x.d) * (sc_lo * isum_lo + sc_hi * isum_hi), as Q6_K.
   __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
     return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
+  }
+
+  // (d * sc_lo, d * sc_hi), as Q6_K.
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    const RowScale rs = row_scale(B, head, j);
+    return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
   }
 
   __device__ __forceinline__ static float value(const void* row, int64_t i) {
