@@ -35,14 +35,16 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
 // Every weight in one type: a type whose GEMMs take mma.sync only (no
 // warpgroup kernel), through the GEMMs (chunk 256), the dense F16 copy and
 // cuBLAS (chunk 1024) and the vector kernels (chunk 1).
-TEST_CASE("tiny in Q3_K: CUDA prompt logits against the CPU oracle", "[parity]") {
-  const std::string path = model_path({"tiny", 4, "small", "q3_k"});
-  const auto toks = tokens(1024, 509);
-  for (int chunk : {1024, 256, 1}) {
-    INFO("chunk " << chunk);
-    std::printf("tiny q3_k, chunk %d:\n", chunk);
-    const std::vector<int32_t> part(toks.begin(), toks.begin() + (chunk == 1 ? 64 : 1024));
-    compare(run(path, "0", part, chunk), run(path, "cpu", part, chunk), 512, kBound);
+TEST_CASE("tiny in Q3_K and Q2_K: CUDA prompt logits against the CPU oracle", "[parity]") {
+  for (const char* quant : {"q3_k", "q2_k"}) {
+    const std::string path = model_path({"tiny", 4, "small", quant});
+    const auto toks = tokens(1024, 509);
+    for (int chunk : {1024, 256, 1}) {
+      INFO(quant << ", chunk " << chunk);
+      std::printf("tiny %s, chunk %d:\n", quant, chunk);
+      const std::vector<int32_t> part(toks.begin(), toks.begin() + (chunk == 1 ? 64 : 1024));
+      compare(run(path, "0", part, chunk), run(path, "cpu", part, chunk), 512, kBound);
+    }
   }
 }
 

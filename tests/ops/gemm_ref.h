@@ -59,6 +59,16 @@ inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, 
         w[s * 256 + e] = round_f16(q * scale + neg_min);
       }
     }
+  } else if (type == GgmlType::Q2_K) {
+    for (int64_t s = 0; s < n / 256; ++s) {
+      const auto& b = reinterpret_cast<const core::BlockQ2_K*>(row)[s];
+      for (int e = 0; e < 256; ++e) {
+        const int q = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
+        const int sm = b.scales[e / 16];
+        const double scale = round_f16(h(b.d) * (sm & 15)), neg_min = round_f16(-(h(b.dmin) * (sm >> 4)));
+        w[s * 256 + e] = round_f16(q * scale + neg_min);
+      }
+    }
   } else if (type == GgmlType::Q3_K) {
     for (int64_t s = 0; s < n / 256; ++s) {
       const auto& b = reinterpret_cast<const core::BlockQ3_K*>(row)[s];

@@ -268,11 +268,8 @@ struct ActsOnDevice {
   }
 };
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
                            GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
-// mmvq's types: kTypes and those with no GEMM yet.
-const GgmlType kMmvqTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
-                               GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 }  // namespace
 
@@ -370,7 +367,7 @@ void check_mmvq(GgmlType type, int64_t n_in, int64_t n_out, int n_tok, Rng& rng)
 
 TEST_CASE("mmvq matches vec_dot within the summation-order bound", "[gpu][mmvq]") {
   Rng rng(case_seed("mmvq"));
-  for (GgmlType type : kMmvqTypes) {
+  for (GgmlType type : kTypes) {
     const bool q = is_quant(type);
     // Whole segments, a partial one, rows of one partial segment; Q8_0 rows
     // of 96 values are 102 bytes, so they start at every even alignment.
@@ -827,7 +824,7 @@ TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu
       {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_K, false}, {GgmlType::Q6_K, GgmlType::Q6_K, GgmlType::Q5_K, false},
       {GgmlType::BF16, GgmlType::BF16, GgmlType::F16, false},  {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q4_K, false},
       {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},   {GgmlType::BF16, GgmlType::BF16, GgmlType::Q4_K, false},
-      {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K, true},
+      {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K, true},  {GgmlType::Q2_K, GgmlType::Q2_K, GgmlType::Q3_K, false},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;

@@ -21,15 +21,12 @@ namespace {
 const std::vector<GgmlType> kFloat = {GgmlType::F32, GgmlType::F16, GgmlType::BF16};
 const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 // Types on every path but the warpgroup GEMM (their prompt rows take mma.sync).
-const std::vector<GgmlType> kNoWgmma = {GgmlType::Q3_K};
-// Types whose decode and embedding kernels exist while their GEMMs do not yet.
-const std::vector<GgmlType> kVectorOnly = {GgmlType::Q2_K};
+const std::vector<GgmlType> kNoWgmma = {GgmlType::Q2_K, GgmlType::Q3_K};
 
 std::set<GgmlType> expected(KernelPath p) {
   std::set<GgmlType> s(kQuant.begin(), kQuant.end());
   if (p != KernelPath::Wgmma && p != KernelPath::F16Decode) s.insert(kFloat.begin(), kFloat.end());
   if (p != KernelPath::Wgmma) s.insert(kNoWgmma.begin(), kNoWgmma.end());
-  if (p == KernelPath::Mmvq || p == KernelPath::Embed) s.insert(kVectorOnly.begin(), kVectorOnly.end());
   return s;
 }
 

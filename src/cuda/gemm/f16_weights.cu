@@ -31,12 +31,16 @@ static __global__ void __launch_bounds__(kThreads) decode_f16_kernel(const uint8
   const int b = static_cast<int>(i % blocks_per_row), j = b % 8;
   const uint8_t* B = w + r * row_bytes + static_cast<int64_t>(b / 8) * QuantTraits<T>::kBytes256;
   const RowHead head = QuantTraits<T>::row_head(B);
-  const uint32_t entry = QuantTraits<T>::scale_entry(B, head, j);
+  // The block's entry, or its halves' two (entries_per_block).
+  constexpr bool kHalves = entries_per_block<QuantTraits<T>>() == 2;
+  const uint32_t e0 = QuantTraits<T>::scale_entry(B, head, kHalves ? 2 * j : j);
+  const uint32_t e1 = kHalves ? QuantTraits<T>::scale_entry(B, head, 2 * j + 1) : e0;
   int q[8];
   QuantTraits<T>::w8(B, j, q);
   uint32_t h[16];
 #pragma unroll
   for (int k4 = 0; k4 < 8; ++k4) {
+    const uint32_t entry = k4 >= 4 ? e1 : e0;
     const __half2 scale = entry_scale<T>(entry, k4 >= 4), neg_min = entry_neg_min(entry);
     const uint32_t v = bias_quants<T>(static_cast<uint32_t>(q[k4]));
     h[2 * k4] = decode_pair<T, false>(v, scale, neg_min);

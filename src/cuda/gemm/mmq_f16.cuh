@@ -7,8 +7,9 @@
 // bytes of the 256 rows and 64 activation rows of 256 halves, copied with
 // 16-byte cp.async, two stages deep, one block barrier a stage. Once a stage
 // has landed, warp w < 8 turns its rows' per-block scales into F16 pairs
-// (prep: a table of (scale, -min), Q6_K's two 16-value scales, Q8_0's d) for
-// itself and warp w + 8 (a named barrier joins the two). Then, for each
+// (prep: a table of (scale, -min), per 16 values for Q2_K, Q3_K's and Q6_K's
+// two 16-value scales, Q8_0's d) for itself and warp w + 8 (a named barrier
+// joins the two). Then, for each
 // 32-value block j, each warp loads the B registers of its 4 position tiles
 // and decodes its A fragments from the raw bytes in registers: w4 gives
 // four quants as bytes, f16_decode.cuh turns them into F16 weights
@@ -58,7 +59,8 @@ struct F16Cfg {
   static_assert(kWs >= 16 * kChunks, "a row piece fits its stride");
   static constexpr int kXs = 512;  // one activation row: 256 halves
   static constexpr int kStage = kMmqRows * kWs + kTileCols * kXs;
-  static constexpr int kTab = 8 * kMmqRows * 4;  // half2 per (block, row)
+  static constexpr int kEntries = entries_per_block<QuantTraits<T>>();
+  static constexpr int kTab = 8 * kEntries * kMmqRows * 4;  // half2 per (entry, row)
   static constexpr int kLdc = kMmqRows + 4;
   static constexpr int kSmem = std::max(2 * kStage + kTab, kTileCols * kLdc * 4);
 };
@@ -96,7 +98,7 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
   const int wm = warp % 8, wn = warp / 8;
   const int g = lane / 4, t = lane % 4;
   const int nkb = p.n_in / 256;
-  uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 blocks][kMmqRows rows] of half2
+  uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 * kEntries][kMmqRows rows] of half2
   // This warp's n-tiles (8 positions each) that hold positions of the tile.
   const int live = min(4, max(0, (bt.ncols - 32 * wn + 7) / 8));
 
@@ -115,17 +117,23 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
 
   auto stage_row = [&](const uint8_t* Ws, int r, int kb) { return staged_row<T>(Ws, C::kWs, rows.wptr[r], r, kb); };
 
-  // Once per stage, by warps 0..7: row tid's eight block scales as F16 pairs
-  // (warp w prepares rows 32w .. 32w + 31, the rows it and warp w + 8 use).
+  // Once per stage, by warps 0..7: row tid's block (or half-block) scales as
+  // F16 pairs (warp w prepares rows 32w .. 32w + 31, the rows it and warp
+  // w + 8 use).
   auto prep = [&](int kb) {
     const uint8_t* B = stage_row(smem + (kb & 1) * C::kStage, tid, kb);
     const RowHead head = QuantTraits<T>::row_head(B);
+    if constexpr (C::kEntries == 2) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      uint32_t lo, hi;
-      QuantTraits<T>::scale_entry_pair(B, head, j, lo, hi);
-      tab[j * kMmqRows + tid] = lo;
-      tab[(j + 4) * kMmqRows + tid] = hi;
+      for (int k = 0; k < 16; ++k) tab[k * kMmqRows + tid] = QuantTraits<T>::scale_entry(B, head, k);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        uint32_t lo, hi;
+        QuantTraits<T>::scale_entry_pair(B, head, j, lo, hi);
+        tab[j * kMmqRows + tid] = lo;
+        tab[(j + 4) * kMmqRows + tid] = hi;
+      }
     }
   };
 
@@ -169,7 +177,10 @@ static __global__ void __launch_bounds__(kF16Threads, 1) mmq_f16_kernel(const Mm
       for (int mt = 0; mt < 2; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const uint32_t e = tab[j * kMmqRows + wm * 32 + mt * 16 + h * 8 + g];
+          // Lanes t >= 2 take the block's second 16 values (their own entry
+          // where a half has one).
+          const int entry = C::kEntries * j + (C::kEntries == 2 && t >= 2 ? 1 : 0);
+          const uint32_t e = tab[entry * kMmqRows + wm * 32 + mt * 16 + h * 8 + g];
           const __half2 scale = entry_scale<T>(e, t >= 2), neg_min = entry_neg_min(e);
           uint32_t q[2];  // values gemm_lane_value(lane, s) .. + 3 = 8t + 4s .. + 3
           QuantTraits<T>::w4_pair(A[mt][h], j, t, q);

@@ -16,19 +16,21 @@
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
 // one of its eight 32-value Q8A blocks (a Q4_K/Q5_K sub-block, two 16-value
-// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K has the members of
-// mmvq and embed so far (w4, w8, row_head, row_scale, term, value), Q3_K
-// those and the mma.sync GEMM's and the F16 decode's (no warpgroup ones):
+// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K and Q3_K have no
+// warpgroup members yet (quant_pairs, kChunkDelta, kWgStride, kWgCols):
 //   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
 //                   bytes: dp4a operands (mmvq) and what the tensor-core
 //                   kernels decode to F16 (f16_decode.cuh)
 //   row_head, row_scale, term     the weight scales and the F32 term of one
 //                   block exactly as core::vec_dot forms it (mmvq)
 //   scale_entry(_pair)            F16 (scale, -min) entries of the tensor-core
-//                   GEMMs' prep tables and of the F16 decode
+//                   GEMMs' prep tables and of the F16 decode: of block j, or
+//                   with kHalfEntries of 16-value half k (0..15)
 //   kSigned         the quants are two's complement bytes (Q3_K, Q6_K, Q8_0)
-//   kSplitHalves    a block's two 16-value halves have their own scales (Q3_K,
-//                   Q6_K)
+//   kSplitHalves    a block's two 16-value halves have their own scales (Q2_K,
+//                   Q3_K, Q6_K): one entry holds both scales (Q3_K, Q6_K), or
+//   kHalfEntries    each half has its own entry (scale, -min) (Q2_K, whose
+//                   halves have mins too; where absent, false)
 //   kHalfSums       term() takes the halves' activation sums (Q2_K; where
 //                   absent, false)
 //   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
@@ -95,6 +97,17 @@ constexpr bool needs_half_sums() {
     return Q::kHalfSums;
   } else {
     return false;
+  }
+}
+
+// Scale entries per 32-value block: two for a type whose traits set
+// kHalfEntries (one per 16-value half), else one.
+template <class Q>
+constexpr int entries_per_block() {
+  if constexpr (requires { Q::kHalfEntries; }) {
+    return Q::kHalfEntries ? 2 : 1;
+  } else {
+    return 1;
   }
 }
 
@@ -359,6 +372,10 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr int kQs = offsetof(core::BlockQ2_K, qs), kD = offsetof(core::BlockQ2_K, d),
                        kDmin = offsetof(core::BlockQ2_K, dmin);
   static constexpr bool kHalfSums = true;  // term() takes the activation halves' sums
+  static constexpr bool kSigned = false;
+  static constexpr bool kSplitHalves = true;
+  static constexpr bool kHalfEntries = true;
+  static constexpr int kF16Stride = 160;  // 7 granules of 16 bytes (the 84-byte group starts 4-byte aligned)
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     return static_cast<int>((gemm_detail::ld_u32(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u);
@@ -381,6 +398,14 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
     const int msum = (rs.s0 >> 4) * x.sum_lo + (rs.s1 >> 4) * x.sum_hi;
     return __fmul_rn(x.d, __fsub_rn(__fmul_rn(rs.a, gemm_detail::i2f_small(isum)),
                                     __fmul_rn(rs.b, gemm_detail::i2f_small(msum))));
+  }
+
+  // The entry of 16-value half k: (d * sc_k, -(dmin * m_k)), both exact in
+  // F32, rounded to F16 (the scale bytes lie at 0).
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int k) {
+    const int sm = B[k];
+    return mma::pack_half2(__fmul_rn(head.d, gemm_detail::i2f_small(sm & 0x0f)),
+                           -__fmul_rn(head.dmin, gemm_detail::i2f_small(sm >> 4)));
   }
 
   __device__ __forceinline__ static float value(const void* row, int64_t i) {
