@@ -9,9 +9,8 @@
 // has landed, warp w < 8 turns its rows' per-block scales into F16 pairs
 // (prep: a table of (scale, -min), per 16 values for Q2_K, Q3_K's and Q6_K's
 // two 16-value scales, Q8_0's d) for itself and warp w + 8 (a named barrier
-// joins the two). Then, for each
-// 32-value block j, each warp loads the B registers of its 4 position tiles
-// and decodes its A fragments from the raw bytes in registers: w4 gives
+// joins the two). Then, for each 32-value block j, each warp loads the B
+// registers of its 4 position tiles and decodes its A fragments from the raw bytes in registers: w4 gives
 // four quants as bytes, f16_decode.cuh turns them into F16 weights
 // q * scale - min, rounded once. No per-block fold remains (the int8 kernel this replaced spent 5 F32
 // operations per MMA result on it). 16 warps a multiprocessor keep enough

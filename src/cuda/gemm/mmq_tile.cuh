@@ -134,8 +134,9 @@ __device__ __forceinline__ void store_tile(const MmParams& p, const BlockTile& b
 
 // 16-byte granules a row's 256-value group takes in shared memory: Q4_K,
 // Q5_K and Q8_0 groups of a 16-byte aligned row with n_in % 256 == 0 start
-// 16-byte aligned; Q3_K's 110-byte and Q6_K's 210-byte groups start anywhere
-// even, so they take whole granules around them (stage_piece).
+// 16-byte aligned; Q2_K's 84-byte groups start 4-byte aligned, Q3_K's
+// 110-byte and Q6_K's 210-byte ones anywhere even, so they take whole
+// granules around them (stage_piece).
 template <GgmlType T>
 constexpr int staged_granules() {
   return QuantTraits<T>::kBytes256 % 16 == 0 ? QuantTraits<T>::kBytes256 / 16 : (QuantTraits<T>::kBytes256 + 14 + 15) / 16;

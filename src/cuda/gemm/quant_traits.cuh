@@ -353,6 +353,13 @@ struct WordQuants {
   }
 };
 
+// The entry of a block whose 16-value halves have signed scales s0, s1 and
+// no mins (Q3_K, Q6_K: row_scale): (d * s0, d * s1), exact in F32, rounded
+// to F16.
+__device__ __forceinline__ uint32_t split_scales_entry(const RowScale& rs, const RowHead& head) {
+  return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+}
+
 // Scale k (0..15) of a Q3_K block's 12 scale bytes S, less 32: as
 // core::unpack_scale_q3_k.
 __device__ __forceinline__ int q3_k_scale(const uint8_t* S, int k) {
@@ -455,10 +462,8 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
     return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
   }
 
-  // (d * sc_lo, d * sc_hi), as Q6_K.
   __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
-    const RowScale rs = row_scale(B, head, j);
-    return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+    return quant_detail::split_scales_entry(row_scale(B, head, j), head);
   }
 
   __device__ __forceinline__ static float value(const void* row, int64_t i) {
@@ -576,8 +581,7 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
 
   // (d * sc_lo, d * sc_hi): the scales of the block's two 16-value halves.
   __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
-    const RowScale rs = row_scale(B, head, j);
-    return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(rs.s0)), __fmul_rn(head.d, static_cast<float>(rs.s1)));
+    return quant_detail::split_scales_entry(row_scale(B, head, j), head);
   }
 
   // (d * scales[e / 16]) * (q - 32).
