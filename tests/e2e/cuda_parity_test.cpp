@@ -34,17 +34,30 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
 
 // Every weight in one type: a type whose GEMMs take mma.sync only (no
 // warpgroup kernel), through the GEMMs (chunk 256), the dense F16 copy and
-// cuBLAS (chunk 1024) and the vector kernels (chunk 1).
+// cuBLAS (chunk 1024) and the vector kernels (chunk 1). A routing flip moves
+// these types' logits further than Q4_K's (on the H100 on 2026-12-06, 7 flips
+// in 8,192 routes gave 6.6% (Q3_K) and 8.7% (Q2_K) where kBound is 5%), so the
+// prompt paths are judged against exact math: there the GPU's F16 activations
+// were closer than the oracle's Q8A (mean largest |dlogit| 0.024 against
+// 0.045 for Q3_K, 0.029 against 0.046 for Q2_K).
 TEST_CASE("tiny in Q3_K and Q2_K: CUDA prompt logits against the CPU oracle", "[parity]") {
   for (const char* quant : {"q3_k", "q2_k"}) {
     const std::string path = model_path({"tiny", 4, "small", quant});
     const auto toks = tokens(1024, 509);
-    for (int chunk : {1024, 256, 1}) {
+    const Run cpu = run_counts(path, Placement{"cpu"}, toks, 1024);
+    const Run exact = run_counts(exact_path(path), Placement{"cpu"}, toks, 1024);
+    for (int chunk : {1024, 256}) {
       INFO(quant << ", chunk " << chunk);
-      std::printf("tiny %s, chunk %d:\n", quant, chunk);
-      const std::vector<int32_t> part(toks.begin(), toks.begin() + (chunk == 1 ? 64 : 1024));
-      compare(run(path, "0", part, chunk), run(path, "cpu", part, chunk), 512, kBound);
+      const Run gpu = run_counts(path, Placement{"0"}, toks, chunk);
+      const uint64_t flips = routing_flips(gpu.counts, cpu.counts);
+      std::printf("tiny %s, chunk %d: routing flips %llu of %d\n", quant, chunk,
+                  static_cast<unsigned long long>(flips), 1024 * 4 * 2);
+      CHECK(flips <= kMaxFlipShare * 1024 * 4 * 2);
+      compare_judged(gpu, cpu, exact, 512);
     }
+    std::printf("tiny %s, chunk 1:\n", quant);
+    const std::vector<int32_t> part(toks.begin(), toks.begin() + 64);
+    compare(run(path, "0", part, 1), run(path, "cpu", part, 1), 512, kBound);
   }
 }
 

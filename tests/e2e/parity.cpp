@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "catch.hpp"
+#include "core/model/dequantize_file.h"
 #include "core/model/model.h"
 #include "core/model/synth.h"
 #include "core/runtime/session.h"
@@ -35,6 +36,16 @@ std::string model_path(const Case& c) {
     // at once (ctest -j) never map a file another one is still writing.
     const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
     write_synthetic_model(sp, tmp.string());
+    std::filesystem::rename(tmp, p);
+  }
+  return p.string();
+}
+
+std::string exact_path(const std::string& path) {
+  const std::filesystem::path p = path.substr(0, path.size() - 5) + "-exact.gguf";
+  if (!std::filesystem::exists(p)) {
+    const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
+    write_dequantized(path, tmp.string(), 0);
     std::filesystem::rename(tmp, p);
   }
   return p.string();
@@ -97,8 +108,10 @@ uint64_t routing_flips(const std::vector<uint64_t>& a, const std::vector<uint64_
   return d / 2;
 }
 
-void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double bound,
-             double min_agree) {
+namespace {
+
+// compare()'s checks but the bound; returns the largest |dlogit| relative to the largest logit.
+double compare_top1(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double min_agree) {
   REQUIRE(gpu.size() == cpu.size());
   const size_t n_pos = cpu.size() / n_vocab;
   size_t agree = 0, first_bad = n_pos, not_near_tie = 0;
@@ -133,8 +146,41 @@ void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_
   const double rel = max_err / max_ref;
   INFO("positions " << n_pos << ", top-1 agreement " << agree << ", max |dlogit| / max |logit| = " << rel);
   CHECK(agree >= min_agree * n_pos);
+  std::printf("  top-1 agree %zu/%zu, max relative logit error %.3g\n", agree, n_pos, rel);
+  return rel;
+}
+
+// The mean over positions of each position's largest |a - b|.
+double mean_max_diff(const std::vector<float>& a, const std::vector<float>& b, size_t n_vocab) {
+  const size_t n_pos = b.size() / n_vocab;
+  double sum = 0;
+  for (size_t p = 0; p < n_pos; ++p) {
+    double m = 0;
+    for (size_t i = p * n_vocab; i < (p + 1) * n_vocab; ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
+    sum += m;
+  }
+  return sum / n_pos;
+}
+
+}  // namespace
+
+void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double bound,
+             double min_agree) {
+  const double rel = compare_top1(gpu, cpu, n_vocab, min_agree);
+  INFO("max |dlogit| / max |logit| " << rel << ", bound " << bound);
   CHECK(rel < bound);
-  std::printf("  top-1 agree %zu/%zu, max relative logit error %.3g (bound %.0e)\n", agree, n_pos, rel, bound);
+}
+
+void compare_judged(const Run& gpu, const Run& cpu, const Run& exact, size_t n_vocab) {
+  compare_top1(gpu.logits, cpu.logits, n_vocab, 0.95);
+  REQUIRE(gpu.logits.size() == exact.logits.size());
+  REQUIRE(cpu.logits.size() == exact.logits.size());
+  const double g = mean_max_diff(gpu.logits, exact.logits, n_vocab);
+  const double c = mean_max_diff(cpu.logits, exact.logits, n_vocab);
+  const uint64_t gf = routing_flips(gpu.counts, exact.counts), cf = routing_flips(cpu.counts, exact.counts);
+  std::printf("  against exact math: mean max |dlogit| GPU %.4f, CPU oracle %.4f; routing flips GPU %llu, CPU %llu\n",
+              g, c, static_cast<unsigned long long>(gf), static_cast<unsigned long long>(cf));
+  CHECK(g <= c);
 }
 
 }  // namespace strata::e2e

@@ -18,6 +18,8 @@ struct Case {
 
 // A synthetic model of the case in the temp dir (made once, kept for later runs).
 std::string model_path(const Case& c);
+// The model's F32 copy (`strata dequantize`: its weights in float math) next to it, made once.
+std::string exact_path(const std::string& path);
 
 // n pseudo-random token ids below n_vocab (fixed sequence).
 std::vector<int32_t> tokens(int n, int32_t n_vocab);
@@ -59,6 +61,14 @@ uint64_t routing_flips(const std::vector<uint64_t>& a, const std::vector<uint64_
 // logit (< bound); prints both.
 void compare(const std::vector<float>& gpu, const std::vector<float>& cpu, size_t n_vocab, double bound,
              double min_agree = 0.95);
+// compare()'s top-1 checks, then both engines judged against exact math
+// (logits of the model's F32 copy on the CPU) instead of the bound: checks
+// (Catch2) that the GPU's mean over positions of the largest |dlogit| is no
+// larger than the CPU oracle's; prints both, and each one's routing flips
+// against exact's counts. For types whose routing flips move the logits past
+// the bound: the largest single difference is then which near-tie each engine
+// breaks, the mean is how close each computes the model.
+void compare_judged(const Run& gpu, const Run& cpu, const Run& exact, size_t n_vocab);
 
 // The decode matvecs dot the CPU's Q8A activations exactly, so they differ
 // from it in F32 summation order only (about 1e-6 relative per op). The prompt
