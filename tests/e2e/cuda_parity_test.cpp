@@ -32,8 +32,8 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
   compare(run(path, "0", toks, 1024), run(path, "cpu", toks, 1024), 512, kBound);
 }
 
-// Every weight in one type: a type whose GEMMs take mma.sync only (no
-// warpgroup kernel), through the GEMMs (chunk 256), the dense F16 copy and
+// Every weight in one type, through the GEMMs (chunk 256; on sm_90 the
+// warpgroup kernel, with STRATA_GEMM=mma mma.sync), the dense F16 copy and
 // cuBLAS (chunk 1024) and the vector kernels (chunk 1). A routing flip moves
 // these types' logits further than Q4_K's (on the H100 on 2026-12-06, 7 flips
 // in 8,192 routes gave 6.6% (Q3_K) and 8.7% (Q2_K) where kBound is 5%), so the

@@ -24,12 +24,12 @@ std::vector<GgmlType> wgmma_types(cuda::TypeList<Ts...>) {
   return {Ts...};
 }
 
-// Two's complement quants (q - 32 for Q6_K), else unsigned.
-bool signed_quants(GgmlType t) { return t == GgmlType::Q6_K || t == GgmlType::Q8_0; }
+// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K), else unsigned.
+bool signed_quants(GgmlType t) { return t == GgmlType::Q3_K || t == GgmlType::Q6_K || t == GgmlType::Q8_0; }
 
 // One 256-value group of `type` with random quants and unit scales (d = 1,
 // every sub-block scale 1, every min 0), so its F16 weights are its quants
-// (q - 32 for Q6_K).
+// (q - 4 for Q3_K, q - 32 for Q6_K).
 std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
   std::uniform_int_distribution<int> byte(0, 255);
   const uint16_t one = strata::core::f32_to_fp16(1.0f);
@@ -47,6 +47,20 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
     // high nibbles (m), plus the top bits of scales[j - 4] / scales[j].
     uint8_t* sc = g.data() + 4;
     for (int j = 0; j < 4; ++j) sc[j] = 1, sc[j + 4] = 0, sc[j + 8] = 0x01;
+  } else if (type == GgmlType::Q2_K) {
+    g.resize(84);
+    random_bytes(g.data() + 16, 64);  // qs
+    for (int k = 0; k < 16; ++k) g[k] = 0x01;  // scale 1 (low nibble), min 0
+    std::memcpy(g.data() + 80, &one, 2);
+    std::memset(g.data() + 82, 0, 2);  // dmin
+  } else if (type == GgmlType::Q3_K) {
+    g.resize(110);
+    random_bytes(g.data(), 96);  // hmask, qs
+    // unpack_scale_q3_k: scale k is (low nibble | 2 high bits << 4) - 32, so
+    // 33 = low 1 (bytes 96..103: 0x11), high 2 (bytes 104..107: 0xaa).
+    for (int k = 0; k < 8; ++k) g[96 + k] = 0x11;
+    for (int k = 0; k < 4; ++k) g[104 + k] = 0xaa;
+    std::memcpy(g.data() + 108, &one, 2);
   } else if (type == GgmlType::Q6_K) {
     g.resize(210);
     random_bytes(g.data(), 192);  // ql, qh

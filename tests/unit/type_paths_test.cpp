@@ -19,14 +19,12 @@ namespace {
 // Written out, not derived from the lists: a type joining or leaving a path
 // must change this table too.
 const std::vector<GgmlType> kFloat = {GgmlType::F32, GgmlType::F16, GgmlType::BF16};
-const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
-// Types on every path but the warpgroup GEMM (their prompt rows take mma.sync).
-const std::vector<GgmlType> kNoWgmma = {GgmlType::Q2_K, GgmlType::Q3_K};
+const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::set<GgmlType> expected(KernelPath p) {
   std::set<GgmlType> s(kQuant.begin(), kQuant.end());
   if (p != KernelPath::Wgmma && p != KernelPath::F16Decode) s.insert(kFloat.begin(), kFloat.end());
-  if (p != KernelPath::Wgmma) s.insert(kNoWgmma.begin(), kNoWgmma.end());
   return s;
 }
 

@@ -66,9 +66,10 @@ TEST_CASE("wgmma: each stage value is one instruction's, and A and B agree on it
   }
 }
 
-TEST_CASE("wgmma: a chunk's scale is its block's, Q6_K's by its 16-value half", "[wgmma]") {
+TEST_CASE("wgmma: a chunk's scale entry is its block's or its half's, Q3_K's and Q6_K's scale by its half", "[wgmma]") {
   for (int c = 0; c < wg::kChunks; ++c) {
-    CHECK(wg::block_of_chunk(c) == 8 * c / 32);
+    CHECK(wg::entry_of_chunk(c, 1) == 8 * c / 32);
+    CHECK(wg::entry_of_chunk(c, 2) == 8 * c / 16);
     CHECK(wg::second_half(c) == (8 * c % 32 >= 16));
   }
 }

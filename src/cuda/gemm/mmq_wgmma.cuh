@@ -5,8 +5,9 @@
 // q * scale - min rounded once to F16), with Hopper's warpgroup MMA in place
 // of mma.sync:
 //   - 4 warpgroups of 128 threads; warpgroup w owns rows 64w .. 64w + 63 and
-//     all the block's positions: 128 for Q4_K, 64 for the others, whose
-//     bigger groups leave no room for two stages of 128 (QuantTraits::kWgCols).
+//     all the block's positions: 128 for Q2_K, Q3_K and Q4_K, 64 for the
+//     others, whose bigger groups leave no room for two stages of 128
+//     (QuantTraits::kWgCols).
 //     One wgmma m64n128k16 (m64n64k16 for a tile of at most 64 positions) per
 //     16 values of K. Each weight is decoded once per block, so the decode
 //     (the kernel's ALU work, which bounded it at 64 positions: Nsight
@@ -15,7 +16,7 @@
 //     activations go to the tensor cores from shared memory without passing
 //     through registers.
 //   - Warp w decodes its 16 rows: per instruction one 2-byte load per row
-//     (QuantTraits::quant_pairs; Q5_K, Q6_K, Q8_0 one more) and four F16
+//     (QuantTraits::quant_pairs; Q3_K, Q5_K, Q6_K, Q8_0 one more) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
 //     runs, and wgmma.wait_group 1 frees i - 1's.
 //   - Each warp prepares its own rows' scale table (scale_entry_pair), so only a
@@ -68,7 +69,8 @@ struct WgCfg {
   static constexpr int kXBytes = kCols * 512;  // kCols positions x 256 halves, first in the stage
   static constexpr int kStage = kXBytes + kMmqRows * kWs;
   static_assert(kStage % 1024 == 0, "stages keep the activation tile 1024-byte aligned");
-  static constexpr int kTab = 8 * kMmqRows * 4;  // half2 per (block, row)
+  static constexpr int kEntries = entries_per_block<QuantTraits<T>>();
+  static constexpr int kTab = 8 * kEntries * kMmqRows * 4;  // half2 per (entry, row)
   static constexpr int kLdc = kMmqRows + 4;
   static constexpr int kSmem = std::max(2 * kStage + kTab, kCols * kLdc * 4);
   static_assert(kSmem + sizeof(TileRows<kMmqRows, kCols>) <= 227 * 1024, "a block's shared memory fits 227 KiB");
@@ -92,7 +94,7 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
   const int g = lane / 4, t = lane % 4;
   const int row0 = 16 * warp;  // this warp's rows: 16 of its warpgroup's 64
   const int nkb = p.n_in / 256;
-  uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 blocks][kMmqRows rows] of half2
+  uint32_t* tab = reinterpret_cast<uint32_t*>(smem + 2 * C::kStage);  // [8 * kEntries][kMmqRows rows] of half2
 
   // Stage kb's weights and the activations of the run's first N positions
   // (the copy order of an N-column tile, the places of the kCols layout).
@@ -117,17 +119,23 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
 
   // This warp's 16 rows' scale table for stage kb: lane l takes row l % 16
   // and blocks j, j + 4 for j = 2 (l / 16) and 2 (l / 16) + 1, so every lane
-  // runs the same instructions (scale_entry_pair).
+  // runs the same instructions (scale_entry_pair); with two entries a block,
+  // halves 8 (l / 16) .. 8 (l / 16) + 7.
   auto prep = [&](int kb) {
     const int r = row0 + (lane & 15), j0 = 2 * (lane >> 4);
     const uint8_t* B = staged_row<T>(smem + (kb & 1) * C::kStage + C::kXBytes, C::kWs, rows.wptr[r], r, kb);
     const RowHead head = QuantTraits<T>::row_head(B);
+    if constexpr (C::kEntries == 2) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      uint32_t lo, hi;
-      QuantTraits<T>::scale_entry_pair(B, head, j0 + i, lo, hi);
-      tab[(j0 + i) * kMmqRows + r] = lo;
-      tab[(j0 + i + 4) * kMmqRows + r] = hi;
+      for (int k = 4 * j0; k < 4 * j0 + 8; ++k) tab[k * kMmqRows + r] = QuantTraits<T>::scale_entry(B, head, k);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        uint32_t lo, hi;
+        QuantTraits<T>::scale_entry_pair(B, head, j0 + i, lo, hi);
+        tab[(j0 + i) * kMmqRows + r] = lo;
+        tab[(j0 + i + 4) * kMmqRows + r] = hi;
+      }
     }
     __syncwarp();
   };
@@ -152,12 +160,13 @@ static __global__ void __launch_bounds__(kWgThreads, 1) mmq_wgmma_kernel(const M
     for (int i = 0; i < wgmma::kSteps; ++i) {
       constexpr int kDelta = QuantTraits<T>::kChunkDelta;
       const int c0 = wgmma::chunk_of(kDelta, i, 0), c1 = wgmma::chunk_of(kDelta, i, 1);
-      if ((i & 3) == 0) {  // the blocks change every 4 instructions (first_chunk)
+      // The blocks change every 4 instructions (first_chunk), the halves every 2.
+      if ((i & (4 / C::kEntries - 1)) == 0) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const uint32_t* tr = tab + row0 + g + 8 * h;
-          e[h][0] = tr[wgmma::block_of_chunk(c0) * kMmqRows];
-          e[h][1] = tr[wgmma::block_of_chunk(c1) * kMmqRows];
+          e[h][0] = tr[wgmma::entry_of_chunk(c0, C::kEntries) * kMmqRows];
+          e[h][1] = tr[wgmma::entry_of_chunk(c1, C::kEntries) * kMmqRows];
         }
       }
       uint32_t(&ai)[4] = a[i & 1];

@@ -16,8 +16,7 @@
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
 // one of its eight 32-value Q8A blocks (a Q4_K/Q5_K sub-block, two 16-value
-// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block). Q2_K and Q3_K have no
-// warpgroup members yet (quant_pairs, kChunkDelta, kWgStride, kWgCols):
+// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block):
 //   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
 //                   bytes: dp4a operands (mmvq) and what the tensor-core
 //                   kernels decode to F16 (f16_decode.cuh)
@@ -382,10 +381,22 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSigned = false;
   static constexpr bool kSplitHalves = true;
   static constexpr bool kHalfEntries = true;
+  static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;  // 7 granules of 16 bytes (the 84-byte group starts 4-byte aligned)
+  static constexpr int kWgStride = 112;
+  static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     return static_cast<int>((gemm_detail::ld_u32(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u);
+  }
+
+  // Instruction i = 4p + w takes blocks 2p and 2p + 1: bits 4(p & 1) and
+  // 4(p & 1) + 2 of qs[32(p / 2) + l]; (v | v << 14) puts the second pair of
+  // bytes 0, 1 at bits 16, 24.
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
+    const uint32_t v = wgmma::ld16(B + kQs + 32 * (p >> 1) + l) >> (4 * (p & 1));
+    return (v | (v << 14)) & 0x03030303u;
   }
 
   __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
@@ -440,7 +451,10 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
                        kD = offsetof(core::BlockQ3_K, d);
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = true;
+  static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;  // 8 granules of 16 bytes (the 110-byte group starts anywhere even)
+  static constexpr int kWgStride = 144;
+  static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
     const uint32_t lo = (gemm_detail::ld_u32_a2(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u;
@@ -448,6 +462,17 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
     // u - 4 per byte for u = lo | hi in 0..7: bit 7 set first, so no borrow
     // crosses a byte (as Q6_K's q - 32).
     return static_cast<int>(((lo | hi | 0x80808080u) - 0x04040404u) ^ 0x80808080u);
+  }
+
+  // Instruction i = 4p + w takes blocks 2p and 2p + 1: low bits as Q2_K's,
+  // high bits 2p and 2p + 1 of hmask[l] (to bit 2 of bytes 0, 1 and 2, 3).
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
+    const uint32_t v = wgmma::ld16(B + kQs + 32 * (p >> 1) + l) >> (4 * (p & 1));
+    const uint32_t h = wgmma::ld16(B + l) >> (2 * p);
+    const uint32_t u = ((v | (v << 14)) & 0x03030303u) | ((h & 0x0101u) << 2) | ((h & 0x0202u) << 17);
+    // u - 4 per byte: bit 7 set first, so no borrow crosses a byte.
+    return ((u | 0x80808080u) - 0x04040404u) ^ 0x80808080u;
   }
 
   __device__ __forceinline__ static RowHead row_head(const uint8_t* B) { return RowHead{gemm_detail::ld_half(B + kD), 0.0f}; }

@@ -55,7 +55,8 @@ using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8
                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
 using Mmq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
                      GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
-using Wgmma = TypeList<GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
+using Wgmma =
+    TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
 using F16Decode =
     TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K>;
 using Embed = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,

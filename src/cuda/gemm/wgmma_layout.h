@@ -151,9 +151,10 @@ constexpr STRATA_HD int mn_elem_offset(int start, int k, int n, int lbo, int sbo
 // g / g + 8 alternate, k 2t, 2t + 1 (m = 0) come before k 2t + 8, 2t + 9.
 constexpr STRATA_HD int a_reg(int h, int m) { return h + 2 * m; }
 
-// The 32-value block (scale index of the prep table) that chunk c lies in,
-// and for Q6_K whether it is the block's second 16-value half.
-constexpr STRATA_HD int block_of_chunk(int c) { return c / 4; }
+// The prep table's entry of chunk c with `entries` per 32-value block (1,
+// or 2: one per 16-value half), and for Q3_K and Q6_K (one entry, two
+// scales) whether it is the block's second 16-value half.
+constexpr STRATA_HD int entry_of_chunk(int c, int entries) { return c * entries / 4; }
 constexpr STRATA_HD bool second_half(int c) { return (c & 3) >= 2; }
 
 // The two bytes at p (2-byte aligned) as the low half of a word.
