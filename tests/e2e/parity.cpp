@@ -20,11 +20,28 @@ namespace strata::e2e {
 using namespace core;
 
 
+namespace {
+
+// Path p, written by write(tmp) unless it exists: under a name of this
+// process, then renamed, so test processes run at once (ctest -j) never map a
+// file another one is still writing.
+template <class Write>
+std::string made_once(const std::filesystem::path& p, Write write) {
+  if (!std::filesystem::exists(p)) {
+    const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
+    write(tmp.string());
+    std::filesystem::rename(tmp, p);
+  }
+  return p.string();
+}
+
+}  // namespace
+
 std::string model_path(const Case& c) {
   const auto p = std::filesystem::temp_directory_path() /
                  (std::string("strata-e2e-") + c.shape + "-" + std::to_string(c.layers) + "-" + c.vocab + "-" +
                   c.quant + ".gguf");
-  if (!std::filesystem::exists(p)) {
+  return made_once(p, [&](const std::string& tmp) {
     SynthParams sp;
     sp.shape = c.shape;
     sp.n_layer = c.layers;
@@ -32,23 +49,13 @@ std::string model_path(const Case& c) {
     sp.quant = c.quant;
     sp.router_skew = 0.0f;  // every expert busy: the GEMM tiles see every group size
     sp.seed = 2026;
-    // Written under a name of this process, then renamed: test processes run
-    // at once (ctest -j) never map a file another one is still writing.
-    const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
-    write_synthetic_model(sp, tmp.string());
-    std::filesystem::rename(tmp, p);
-  }
-  return p.string();
+    write_synthetic_model(sp, tmp);
+  });
 }
 
 std::string exact_path(const std::string& path) {
   const std::filesystem::path p = path.substr(0, path.size() - 5) + "-exact.gguf";
-  if (!std::filesystem::exists(p)) {
-    const std::filesystem::path tmp = p.string() + "." + std::to_string(getpid()) + ".tmp";
-    write_dequantized(path, tmp.string(), 0);
-    std::filesystem::rename(tmp, p);
-  }
-  return p.string();
+  return made_once(p, [&](const std::string& tmp) { write_dequantized(path, tmp, 0); });
 }
 
 std::vector<int32_t> tokens(int n, int32_t n_vocab) {

@@ -367,6 +367,16 @@ __device__ __forceinline__ int q3_k_scale(const uint8_t* S, int k) {
   return (low | (high << 4)) - 32;
 }
 
+// Lane t's 2-bit quants of warpgroup instruction i (i = 4p + w: blocks 2p
+// and 2p + 1) from Q2_K's and Q3_K's qs (bits 4(p & 1) and 4(p & 1) + 2 of
+// qs[32(p / 2) + l]): (v | v << 14) puts the second pair of bytes 0, 1 at
+// bits 16, 24.
+STRATA_HD inline uint32_t low2_quant_pairs(const uint8_t* qs, int i, int t) {
+  const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
+  const uint32_t v = wgmma::ld16(qs + 32 * (p >> 1) + l) >> (4 * (p & 1));
+  return (v | (v << 14)) & 0x03030303u;
+}
+
 }  // namespace quant_detail
 
 // Q2_K: 84-byte super-blocks (4-byte aligned), 16 bytes of 4-bit scales (low
@@ -390,13 +400,8 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
     return static_cast<int>((gemm_detail::ld_u32(B + kQs + 32 * (j >> 2) + 4 * k4) >> (2 * (j & 3))) & 0x03030303u);
   }
 
-  // Instruction i = 4p + w takes blocks 2p and 2p + 1: bits 4(p & 1) and
-  // 4(p & 1) + 2 of qs[32(p / 2) + l]; (v | v << 14) puts the second pair of
-  // bytes 0, 1 at bits 16, 24.
   STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
-    const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
-    const uint32_t v = wgmma::ld16(B + kQs + 32 * (p >> 1) + l) >> (4 * (p & 1));
-    return (v | (v << 14)) & 0x03030303u;
+    return quant_detail::low2_quant_pairs(B + kQs, i, t);
   }
 
   __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
@@ -468,9 +473,8 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   // high bits 2p and 2p + 1 of hmask[l] (to bit 2 of bytes 0, 1 and 2, 3).
   STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
     const int p = i >> 2, l = 8 * (i & 3) + 2 * t;
-    const uint32_t v = wgmma::ld16(B + kQs + 32 * (p >> 1) + l) >> (4 * (p & 1));
     const uint32_t h = wgmma::ld16(B + l) >> (2 * p);
-    const uint32_t u = ((v | (v << 14)) & 0x03030303u) | ((h & 0x0101u) << 2) | ((h & 0x0202u) << 17);
+    const uint32_t u = quant_detail::low2_quant_pairs(B + kQs, i, t) | ((h & 0x0101u) << 2) | ((h & 0x0202u) << 17);
     // u - 4 per byte: bit 7 set first, so no borrow crosses a byte.
     return ((u | 0x80808080u) - 0x04040404u) ^ 0x80808080u;
   }
