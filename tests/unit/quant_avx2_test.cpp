@@ -57,17 +57,23 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
   INFO("seed=" << rng.seed);
   for (int row = 0; row < 200; ++row) {
     const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
+    auto q2 = random_blocks<BlockQ2_K>(rng, kSuper, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)});
+    auto q3 = random_blocks<BlockQ3_K>(rng, kSuper, {offsetof(BlockQ3_K, d)});
     auto q4 = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
     auto q5 = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
     auto q6 = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
     auto q8 = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
     if (row == 0) {  // extremes: every quant at its largest magnitude
+      for (auto& b : q2) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.scales, 0xff, sizeof b.scales);
+      for (auto& b : q3) std::memset(b.qs, 0, sizeof b.qs), std::memset(b.hmask, 0, sizeof b.hmask);  // q = -4
       for (auto& b : q4) std::memset(b.qs, 0xff, sizeof b.qs);
       for (auto& b : q5) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.qh, 0xff, sizeof b.qh);
       for (auto& b : q6) std::memset(b.ql, 0, sizeof b.ql), std::memset(b.qh, 0, sizeof b.qh);  // q = -32
       for (auto& b : q8) std::memset(b.qs, 0x80, sizeof b.qs);                                   // q = -128
     }
     INFO("row " << row);
+    CHECK(same(dot_q2_k_avx2(q2.data(), a.data(), kSuper), dot_q2_k_portable(q2.data(), a.data(), kSuper)));
+    CHECK(same(dot_q3_k_avx2(q3.data(), a.data(), kSuper), dot_q3_k_portable(q3.data(), a.data(), kSuper)));
     CHECK(same(dot_q4_k_avx2(q4.data(), a.data(), kSuper), dot_q4_k_portable(q4.data(), a.data(), kSuper)));
     CHECK(same(dot_q5_k_avx2(q5.data(), a.data(), kSuper), dot_q5_k_portable(q5.data(), a.data(), kSuper)));
     CHECK(same(dot_q6_k_avx2(q6.data(), a.data(), kSuper), dot_q6_k_portable(q6.data(), a.data(), kSuper)));
@@ -115,27 +121,37 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
   INFO("seed=" << rng.seed);
   for (int rep = 0; rep < 50; ++rep) {
     const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
+    std::vector<BlockQ2_K> q2[4];
+    std::vector<BlockQ3_K> q3[4];
     std::vector<BlockQ4_K> q4[4];
     std::vector<BlockQ5_K> q5[4];
     std::vector<BlockQ6_K> q6[4];
     std::vector<BlockQ8_0> q8[4];
     for (int r = 0; r < 4; ++r) {
+      q2[r] = random_blocks<BlockQ2_K>(rng, kSuper, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)});
+      q3[r] = random_blocks<BlockQ3_K>(rng, kSuper, {offsetof(BlockQ3_K, d)});
       q4[r] = random_blocks<BlockQ4_K>(rng, kSuper, {0, 2});
       q5[r] = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
       q6[r] = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
       q8[r] = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
     }
+    const BlockQ2_K* x2[4] = {q2[0].data(), q2[1].data(), q2[2].data(), q2[3].data()};
+    const BlockQ3_K* x3[4] = {q3[0].data(), q3[1].data(), q3[2].data(), q3[3].data()};
     const BlockQ4_K* x4[4] = {q4[0].data(), q4[1].data(), q4[2].data(), q4[3].data()};
     const BlockQ5_K* x5[4] = {q5[0].data(), q5[1].data(), q5[2].data(), q5[3].data()};
     const BlockQ6_K* x6[4] = {q6[0].data(), q6[1].data(), q6[2].data(), q6[3].data()};
     const BlockQ8_0* x8[4] = {q8[0].data(), q8[1].data(), q8[2].data(), q8[3].data()};
-    float o4[4], o5[4], o6[4], o8[4];
+    float o2[4], o3[4], o4[4], o5[4], o6[4], o8[4];
+    dot4_q2_k_avx2(x2, a.data(), kSuper, o2);
+    dot4_q3_k_avx2(x3, a.data(), kSuper, o3);
     dot4_q4_k_avx2(x4, a.data(), kSuper, o4);
     dot4_q5_k_avx2(x5, a.data(), kSuper, o5);
     dot4_q6_k_avx2(x6, a.data(), kSuper, o6);
     dot4_q8_0_avx2(x8, a.data(), 8 * kSuper, o8);
     for (int r = 0; r < 4; ++r) {
       INFO("rep " << rep << " row " << r);
+      CHECK(same(o2[r], dot_q2_k_portable(x2[r], a.data(), kSuper)));
+      CHECK(same(o3[r], dot_q3_k_portable(x3[r], a.data(), kSuper)));
       CHECK(same(o4[r], dot_q4_k_portable(x4[r], a.data(), kSuper)));
       CHECK(same(o5[r], dot_q5_k_portable(x5[r], a.data(), kSuper)));
       CHECK(same(o6[r], dot_q6_k_portable(x6[r], a.data(), kSuper)));

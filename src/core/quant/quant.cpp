@@ -146,14 +146,6 @@ constexpr CpuKernels q8a_kernels() {
           dot4_blocks<Block, Dot, Dot4Avx2>};
 }
 
-// The same for a type without an AVX2 four-row dot: dot4 is four dot calls.
-template <typename Block, void (*Deq)(const Block*, float*, int64_t), void (*Quant)(const float*, Block*, int64_t),
-          float (*Dot)(const Block*, const BlockQ8A*, int64_t)>
-constexpr CpuKernels q8a_kernels() {
-  return {ActivationKind::Q8A, dequantize_blocks<Block, Deq>, quantize_blocks<Block, Quant>, dot_blocks<Block, Dot>,
-          dot4_by_rows<dot_blocks<Block, Dot>>};
-}
-
 template <typename W, float (*ToF32)(W)>
 constexpr CpuKernels float_kernels(DequantizeFn deq, QuantizeFn quant) {
   return {ActivationKind::F32, deq, quant, dot_float_row<W, ToF32>, dot4_by_rows<dot_float_row<W, ToF32>>};
@@ -183,8 +175,10 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::Q8_0, "q8_0", 32, 34,
       q8a_kernels<BlockQ8_0, dequantize_q8_0, quantize_q8_0, dot_q8_0, dot4_q8_0_avx2>());
   set(GgmlType::Q8_1, "q8_1", 32, 36);
-  set(GgmlType::Q2_K, "q2_K", 256, 84, q8a_kernels<BlockQ2_K, dequantize_q2_k, quantize_q2_k, dot_q2_k>());
-  set(GgmlType::Q3_K, "q3_K", 256, 110, q8a_kernels<BlockQ3_K, dequantize_q3_k, quantize_q3_k, dot_q3_k>());
+  set(GgmlType::Q2_K, "q2_K", 256, 84,
+      q8a_kernels<BlockQ2_K, dequantize_q2_k, quantize_q2_k, dot_q2_k, dot4_q2_k_avx2>());
+  set(GgmlType::Q3_K, "q3_K", 256, 110,
+      q8a_kernels<BlockQ3_K, dequantize_q3_k, quantize_q3_k, dot_q3_k, dot4_q3_k_avx2>());
   set(GgmlType::Q4_K, "q4_K", 256, 144,
       q8a_kernels<BlockQ4_K, dequantize_q4_k, quantize_q4_k, dot_q4_k, dot4_q4_k_avx2>());
   set(GgmlType::Q5_K, "q5_K", 256, 176,

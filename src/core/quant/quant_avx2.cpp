@@ -1,8 +1,8 @@
 // AVX2 dot products of the quantized rows with Q8A activations; see quant_avx2.h.
 //
 // Each sub-block's integer dot is exact whatever the order of its partial
-// sums: pmaddubsw multiplies unsigned weight quants (Q4_K/Q5_K 0..31, Q6_K
-// stored 0..63, Q8_0 |q| <= 128) by signed activation quants (|a| <= 127)
+// sums: pmaddubsw multiplies unsigned weight quants (Q2_K 0..3, Q3_K stored
+// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128) by signed activation quants (|a| <= 127)
 // and adds adjacent pairs into int16 without saturating (at most 2 * 128 *
 // 127 = 32512), pmaddwd widens to int32. The F32 fold then runs exactly as
 // the portable code writes it.
@@ -226,6 +226,121 @@ STRATA_TARGET_AVX2 void dot_q6_k_rows(const BlockQ6_K* const* x, const BlockQ8A*
   store_rows<R>(acc, out);
 }
 
+// The activations' adjacent pairs summed, as int16, per block of a super-block
+// (|sum| <= 254): rows share them.
+STRATA_TARGET_AVX2 inline void act_pairs(const BlockQ8A* ab, __m256i (&pairs)[8]) {
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int c = 0; c < 8; ++c) pairs[c] = _mm256_maddubs_epi16(ones, load32(ab[c].qs));
+}
+
+// The sixteen 16-value scales of a super-block (bytes, signed, in both 128-bit
+// lanes) as block c's int16 multipliers: scale 2c in lanes 0-7 (values 0-15),
+// scale 2c + 1 in lanes 8-15 (values 16-31). Each byte lands in both bytes of
+// its int16, and the arithmetic shift keeps the top copy with its sign.
+STRATA_TARGET_AVX2 inline __m256i block_scales(__m256i scales, int c) {
+  const __m256i pick = _mm256_add_epi8(_mm256_set_m128i(_mm_set1_epi8(1), _mm_setzero_si128()), _mm256_set1_epi8(2 * c));
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(scales, pick), 8);
+}
+
+// 16 bytes of q in both 128-bit lanes.
+STRATA_TARGET_AVX2 inline __m256i both_lanes(__m128i q) { return _mm256_broadcastsi128_si256(q); }
+
+// R rows of Q2_K against one activation row. Sub-block c = 4h + k (32 values)
+// takes bits 2k, 2k + 1 of qs[32h..32h+31]; its two 16-value halves have their
+// own 4-bit scale and min (scales[2c], scales[2c + 1]). Lane c: the portable
+// term a.d * (d * isum - dmin * msum), rounded as it rounds; the integer sums
+// are exact (pair products <= 2 * 3 * 127, half sums <= 2032, times 15 in int16).
+template <int R>
+STRATA_TARGET_AVX2 void dot_q2_k_rows(const BlockQ2_K* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i m2 = _mm256_set1_epi8(3);
+  const __m128i m4 = _mm_set1_epi8(0x0f);
+  // Even scale bytes, then odd: the mins of each block's first halves, then its second halves.
+  const __m128i evens_odds = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab);
+    __m256i pairs[8], half[8];
+    act_pairs(ab, pairs);
+    for (int c = 0; c < 8; ++c) half[c] = _mm256_madd_epi16(pairs[c], _mm256_set1_epi16(1));
+    // int16 lanes 0-7: block c's first-half activation sum, lanes 8-15: its second half's.
+    const __m256i halves = _mm256_packs_epi32(
+        _mm256_hadd_epi32(_mm256_hadd_epi32(half[0], half[1]), _mm256_hadd_epi32(half[2], half[3])),
+        _mm256_hadd_epi32(_mm256_hadd_epi32(half[4], half[5]), _mm256_hadd_epi32(half[6], half[7])));
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const BlockQ2_K& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+      const __m256i sc = both_lanes(_mm_and_si128(sm, m4));
+      __m256i part[8];
+      for (int c = 0; c < 8; ++c) {
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load32(b.qs + 32 * (c / 4)), 2 * (c % 4)), m2);
+        part[c] = _mm256_madd_epi16(_mm256_maddubs_epi16(q, load32(ab[c].qs)), block_scales(sc, c));
+      }
+      const __m256i mins = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_and_si128(_mm_srli_epi16(sm, 4), m4), evens_odds));
+      const __m256i mh = _mm256_mullo_epi16(mins, halves);
+      const __m256i msum = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(mh)),
+                                            _mm256_cvtepi16_epi32(_mm256_extracti128_si256(mh, 1)));
+      const __m256 dq = _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), as_float(totals(part)));
+      const __m256 dm = _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.dmin)), as_float(msum));
+      t[r] = _mm256_mul_ps(ad, _mm256_sub_ps(dq, dm));
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
+// Q3_K's 16 scales less 32 (-32..31) as bytes: unpack_scale_q3_k for every k
+// at once. Scale k has its low 4 bits in byte k & 7 (the high nibble for
+// k >= 8) and its high 2 bits at bit 2(k >> 2) of byte 8 + (k & 3).
+STRATA_TARGET_AVX2 inline __m128i scales_q3_k(const uint8_t* s) {
+  uint32_t w0, w1, w2;
+  std::memcpy(&w0, s, 4);
+  std::memcpy(&w1, s + 4, 4);
+  std::memcpy(&w2, s + 8, 4);
+  const uint32_t lo = 0x0F0F0F0Fu, hi = 0x03030303u;
+  const __m128i v = _mm_setr_epi32(static_cast<int>((w0 & lo) | ((w2 & hi) << 4)),
+                                   static_cast<int>((w1 & lo) | (((w2 >> 2) & hi) << 4)),
+                                   static_cast<int>(((w0 >> 4) & lo) | (((w2 >> 4) & hi) << 4)),
+                                   static_cast<int>(((w1 >> 4) & lo) | (((w2 >> 6) & hi) << 4)));
+  return _mm_sub_epi8(v, _mm_set1_epi8(32));
+}
+
+// R rows of Q3_K against one activation row: stored values u = low 2 bits |
+// hmask bit << 2, quant q = u - 4; value 32c + l of sub-block c = 4h + k has its
+// hmask bit at bit c of hmask[l]. Pair sums (u - 4) s = u s - 4 s stay within
+// int16 (|.| <= 2 * 4 * 127). Lane c: (d * a.d) * isum, rounded as the portable
+// code rounds it.
+template <int R>
+STRATA_TARGET_AVX2 void dot_q3_k_rows(const BlockQ3_K* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i m2 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4);
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab);
+    __m256i pairs[8];
+    act_pairs(ab, pairs);
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const BlockQ3_K& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      const __m256i hm = load32(b.hmask), sc = both_lanes(scales_q3_k(b.scales));
+      __m256i part[8];
+      for (int c = 0; c < 8; ++c) {
+        const __m256i low = _mm256_and_si256(_mm256_srli_epi16(load32(b.qs + 32 * (c / 4)), 2 * (c % 4)), m2);
+        const __m256i high = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hm, 2 - c) : _mm256_srli_epi16(hm, c - 2), m4);
+        const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(_mm256_or_si256(low, high), load32(ab[c].qs)),
+                                           _mm256_slli_epi16(pairs[c], 2));
+        part[c] = _mm256_madd_epi16(p, block_scales(sc, c));
+      }
+      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(totals(part)));
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
 }  // namespace
 
 STRATA_TARGET_AVX2 void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n) {
@@ -267,6 +382,24 @@ STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ
   store_rows<4>(acc, out);
 }
 
+STRATA_TARGET_AVX2 float dot_q2_k_avx2(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
+  float out;
+  dot_q2_k_rows<1>(&x, a, nb, &out);
+  return out;
+}
+STRATA_TARGET_AVX2 void dot4_q2_k_avx2(const BlockQ2_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  dot_q2_k_rows<4>(x, a, nb, out);
+}
+
+STRATA_TARGET_AVX2 float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
+  float out;
+  dot_q3_k_rows<1>(&x, a, nb, &out);
+  return out;
+}
+STRATA_TARGET_AVX2 void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
+  dot_q3_k_rows<4>(x, a, nb, out);
+}
+
 STRATA_TARGET_AVX2 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) {
   float out;
   dot_minmax_rows<BlockQ4_K, 1>(&x, a, nb, &out);
@@ -301,10 +434,14 @@ bool cpu_has_avx2() { return false; }
 // Never called where cpu_has_avx2() is false.
 void f16_to_f32_avx2(const uint16_t*, float*, int64_t) {}
 float dot_q8_0_avx2(const BlockQ8_0*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_q2_k_avx2(const BlockQ2_K*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_q3_k_avx2(const BlockQ3_K*, const BlockQ8A*, int64_t) { return 0.0f; }
 float dot_q4_k_avx2(const BlockQ4_K*, const BlockQ8A*, int64_t) { return 0.0f; }
 float dot_q5_k_avx2(const BlockQ5_K*, const BlockQ8A*, int64_t) { return 0.0f; }
 float dot_q6_k_avx2(const BlockQ6_K*, const BlockQ8A*, int64_t) { return 0.0f; }
 void dot4_q8_0_avx2(const BlockQ8_0* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_q2_k_avx2(const BlockQ2_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_q3_k_avx2(const BlockQ3_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
 void dot4_q4_k_avx2(const BlockQ4_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
 void dot4_q5_k_avx2(const BlockQ5_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
 void dot4_q6_k_avx2(const BlockQ6_K* const[4], const BlockQ8A*, int64_t, float[4]) {}

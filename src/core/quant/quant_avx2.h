@@ -20,6 +20,8 @@ float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 // file is built without contraction and without FMA). Call only where
 // cpu_has_avx2().
 float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q2_k_avx2(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb);
+float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
@@ -34,6 +36,8 @@ void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n);
 // F32 sums advance side by side in one vector (each row's terms still added
 // one at a time in the portable order).
 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q2_k_avx2(const BlockQ2_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);

@@ -376,7 +376,7 @@ void quantize_q2_k(const float* x, BlockQ2_K* y, int64_t nb) {
   }
 }
 
-float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
+float dot_q2_k_portable(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
   uint8_t q[kQK_K];
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
@@ -393,6 +393,10 @@ float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
     }
   }
   return acc;
+}
+
+float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
+  return cpu_has_avx2() ? dot_q2_k_avx2(x, a, nb) : dot_q2_k_portable(x, a, nb);
 }
 
 // ---- Q3_K ----------------------------------------------------------------
@@ -423,7 +427,7 @@ void quantize_q3_k(const float* x, BlockQ3_K* y, int64_t nb) {
   }
 }
 
-float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
+float dot_q3_k_portable(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
   int8_t q[kQK_K];
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
@@ -433,6 +437,10 @@ float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
     acc = dot_signed16(q, sc, fp16_to_f32(x[i].d), a + 8 * i, acc);
   }
   return acc;
+}
+
+float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
+  return cpu_has_avx2() ? dot_q3_k_avx2(x, a, nb) : dot_q3_k_portable(x, a, nb);
 }
 
 }  // namespace strata::core
