@@ -77,6 +77,10 @@ compare tiny-q3k 0.95 1.0 0.08 exact --shape tiny --quant q3_k --vocab small --s
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-q2k 0.95 1.0 0.08 exact --shape tiny --quant q2_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq4xs 0.95 1.0 0.08 exact --shape tiny --quant iq4_xs --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq4nl 0.95 1.0 0.08 exact --shape tiny --quant iq4_nl --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

@@ -14,8 +14,9 @@ using namespace strata::core::testing;
 
 namespace {
 
-const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
-                                GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q2_K,
+                                GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_NL,
+                                GgmlType::IQ4_XS};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -55,6 +56,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::Q4_K: return 0.0815;   // 0.0780 .. 0.0789
     case GgmlType::Q3_K: return 0.160;    // 0.1537 .. 0.1558
     case GgmlType::Q2_K: return 0.339;    // 0.3273 .. 0.3294
+    case GgmlType::IQ4_NL: return 0.0810;  // 0.0773 .. 0.0779
+    case GgmlType::IQ4_XS: return 0.0815;  // 0.0777 .. 0.0783
     default: FAIL("no bound"); return 0;
   }
 }
@@ -365,6 +368,29 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
     }
   }
   CHECK(vec_dot(GgmlType::Q6_K, q6.data(), a.data(), n) == acc);
+
+  std::vector<BlockIQ4_NL> nl(n / 32);
+  quantize_row(GgmlType::IQ4_NL, w.data(), nl.data(), n);
+  acc = 0;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    int32_t isum = 0;
+    for (int j = 0; j < 32; ++j) isum += kIq4Codebook[iq4_index(nl[b].qs, j)] * a[b].qs[j];
+    acc += mul(mul(fp16_to_f32(nl[b].d), a[b].d), static_cast<float>(isum));
+  }
+  CHECK(vec_dot(GgmlType::IQ4_NL, nl.data(), a.data(), n) == acc);
+
+  std::vector<BlockIQ4_XS> xs(n / 256);
+  quantize_row(GgmlType::IQ4_XS, w.data(), xs.data(), n);
+  acc = 0;
+  for (int64_t s = 0; s < n / 256; ++s) {
+    for (int ib = 0; ib < 8; ++ib) {
+      const BlockQ8A& ab = a[8 * s + ib];
+      int32_t isum = 0;
+      for (int j = 0; j < 32; ++j) isum += kIq4Codebook[iq4_index(xs[s].qs + 16 * ib, j)] * ab.qs[j];
+      acc += mul(mul(fp16_to_f32(xs[s].d), ab.d), static_cast<float>(iq4_xs_scale(xs[s], ib) * isum));
+    }
+  }
+  CHECK(vec_dot(GgmlType::IQ4_XS, xs.data(), a.data(), n) == acc);
 
   acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += mul(fp16_to_f32(f32_to_fp16(w[i])), x[i]);

@@ -6,6 +6,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
 #include "unit/test_random.h"
 
@@ -63,6 +64,8 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
     auto q5 = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
     auto q6 = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
     auto q8 = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
+    auto nl = random_blocks<BlockIQ4_NL>(rng, 8 * kSuper, {0});
+    auto xs = random_blocks<BlockIQ4_XS>(rng, kSuper, {0});
     if (row == 0) {  // extremes: every quant at its largest magnitude
       for (auto& b : q2) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.scales, 0xff, sizeof b.scales);
       for (auto& b : q3) std::memset(b.qs, 0, sizeof b.qs), std::memset(b.hmask, 0, sizeof b.hmask);  // q = -4
@@ -70,6 +73,8 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
       for (auto& b : q5) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.qh, 0xff, sizeof b.qh);
       for (auto& b : q6) std::memset(b.ql, 0, sizeof b.ql), std::memset(b.qh, 0, sizeof b.qh);  // q = -32
       for (auto& b : q8) std::memset(b.qs, 0x80, sizeof b.qs);                                   // q = -128
+      for (auto& b : nl) std::memset(b.qs, 0, sizeof b.qs);                                       // -127
+      for (auto& b : xs) std::memset(b.qs, 0, sizeof b.qs), b.scales_h = 0, std::memset(b.scales_l, 0, 4);  // -32, -127
     }
     INFO("row " << row);
     CHECK(same(dot_q2_k_avx2(q2.data(), a.data(), kSuper), dot_q2_k_portable(q2.data(), a.data(), kSuper)));
@@ -78,6 +83,8 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
     CHECK(same(dot_q5_k_avx2(q5.data(), a.data(), kSuper), dot_q5_k_portable(q5.data(), a.data(), kSuper)));
     CHECK(same(dot_q6_k_avx2(q6.data(), a.data(), kSuper), dot_q6_k_portable(q6.data(), a.data(), kSuper)));
     CHECK(same(dot_q8_0_avx2(q8.data(), a.data(), 8 * kSuper), dot_q8_0_portable(q8.data(), a.data(), 8 * kSuper)));
+    CHECK(same(dot_iq4_nl_avx2(nl.data(), a.data(), 8 * kSuper), dot_iq4_nl_portable(nl.data(), a.data(), 8 * kSuper)));
+    CHECK(same(dot_iq4_xs_avx2(xs.data(), a.data(), kSuper), dot_iq4_xs_portable(xs.data(), a.data(), kSuper)));
   }
   // vec_dot takes the AVX2 forms here.
   const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
@@ -90,7 +97,7 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   INFO("seed=" << rng.seed);
   const int64_t n = 256 * kSuper;
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
-                        GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {
@@ -127,6 +134,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
     std::vector<BlockQ5_K> q5[4];
     std::vector<BlockQ6_K> q6[4];
     std::vector<BlockQ8_0> q8[4];
+    std::vector<BlockIQ4_NL> nl[4];
+    std::vector<BlockIQ4_XS> xs[4];
     for (int r = 0; r < 4; ++r) {
       q2[r] = random_blocks<BlockQ2_K>(rng, kSuper, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)});
       q3[r] = random_blocks<BlockQ3_K>(rng, kSuper, {offsetof(BlockQ3_K, d)});
@@ -134,6 +143,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
       q5[r] = random_blocks<BlockQ5_K>(rng, kSuper, {0, 2});
       q6[r] = random_blocks<BlockQ6_K>(rng, kSuper, {offsetof(BlockQ6_K, d)});
       q8[r] = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
+      nl[r] = random_blocks<BlockIQ4_NL>(rng, 8 * kSuper, {0});
+      xs[r] = random_blocks<BlockIQ4_XS>(rng, kSuper, {0});
     }
     const BlockQ2_K* x2[4] = {q2[0].data(), q2[1].data(), q2[2].data(), q2[3].data()};
     const BlockQ3_K* x3[4] = {q3[0].data(), q3[1].data(), q3[2].data(), q3[3].data()};
@@ -141,13 +152,17 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
     const BlockQ5_K* x5[4] = {q5[0].data(), q5[1].data(), q5[2].data(), q5[3].data()};
     const BlockQ6_K* x6[4] = {q6[0].data(), q6[1].data(), q6[2].data(), q6[3].data()};
     const BlockQ8_0* x8[4] = {q8[0].data(), q8[1].data(), q8[2].data(), q8[3].data()};
-    float o2[4], o3[4], o4[4], o5[4], o6[4], o8[4];
+    const BlockIQ4_NL* xn[4] = {nl[0].data(), nl[1].data(), nl[2].data(), nl[3].data()};
+    const BlockIQ4_XS* xx[4] = {xs[0].data(), xs[1].data(), xs[2].data(), xs[3].data()};
+    float o2[4], o3[4], o4[4], o5[4], o6[4], o8[4], on[4], ox[4];
     dot4_q2_k_avx2(x2, a.data(), kSuper, o2);
     dot4_q3_k_avx2(x3, a.data(), kSuper, o3);
     dot4_q4_k_avx2(x4, a.data(), kSuper, o4);
     dot4_q5_k_avx2(x5, a.data(), kSuper, o5);
     dot4_q6_k_avx2(x6, a.data(), kSuper, o6);
     dot4_q8_0_avx2(x8, a.data(), 8 * kSuper, o8);
+    dot4_iq4_nl_avx2(xn, a.data(), 8 * kSuper, on);
+    dot4_iq4_xs_avx2(xx, a.data(), kSuper, ox);
     for (int r = 0; r < 4; ++r) {
       INFO("rep " << rep << " row " << r);
       CHECK(same(o2[r], dot_q2_k_portable(x2[r], a.data(), kSuper)));
@@ -156,6 +171,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
       CHECK(same(o5[r], dot_q5_k_portable(x5[r], a.data(), kSuper)));
       CHECK(same(o6[r], dot_q6_k_portable(x6[r], a.data(), kSuper)));
       CHECK(same(o8[r], dot_q8_0_portable(x8[r], a.data(), 8 * kSuper)));
+      CHECK(same(on[r], dot_iq4_nl_portable(xn[r], a.data(), 8 * kSuper)));
+      CHECK(same(ox[r], dot_iq4_xs_portable(xx[r], a.data(), kSuper)));
     }
   }
 }

@@ -1,4 +1,5 @@
-// Hand-built Q8_0/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K blocks: every dequantized value checked against the GGUF layout.
+// Hand-built Q8_0/Q2_K/Q3_K/Q4_K/Q5_K/Q6_K/IQ4_NL/IQ4_XS blocks: every dequantized value checked against
+// the GGUF layout.
 #include <cstring>
 #include <vector>
 
@@ -204,6 +205,49 @@ TEST_CASE("Q3_K block: 2-bit planes, the high-bit mask and 6-bit scales split ov
   for (int e = 0; e < 256; ++e) {
     INFO("element " << e);
     CHECK(y[e] == 0.5f * static_cast<float>(q3k_scale(b, e / 16) * q3k_quant(b, e)));
+  }
+}
+
+TEST_CASE("IQ4_NL block: 4-bit indices into the non-linear codebook, low nibbles first") {
+  const int* kv = kIq4Codebook;
+  BlockIQ4_NL b{};
+  b.d = 0x3800;  // 0.5
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  float y[32];
+  dequantize_row(GgmlType::IQ4_NL, &b, y, 32);
+  CHECK(y[0] == -63.5f);   // index 0
+  CHECK(y[8] == 0.5f);     // index 8
+  CHECK(y[15] == 56.5f);   // index 15
+  CHECK(y[16] == 56.5f);   // high nibble of qs[0]: index 15
+  CHECK(y[31] == -63.5f);  // high nibble of qs[15]: index 0
+  for (int j = 0; j < 16; ++j) {
+    INFO("element " << j);
+    CHECK(y[j] == 0.5f * static_cast<float>(kv[j]));
+    CHECK(y[j + 16] == 0.5f * static_cast<float>(kv[15 - j]));
+  }
+}
+
+TEST_CASE("IQ4_XS block: eight IQ4_NL groups, 6-bit scales split over scales_l and scales_h") {
+  const int* kv = kIq4Codebook;
+  BlockIQ4_XS b{};
+  b.d = 0x3800;  // 0.5
+  // Group ib: low nibble ib + 3 (nibble ib % 2 of scales_l[ib / 2]), high bits ib % 4 (bits 2ib of scales_h).
+  for (int ib = 0; ib < 8; ++ib) {
+    b.scales_l[ib / 2] = static_cast<uint8_t>(b.scales_l[ib / 2] | ((ib + 3) << (4 * (ib % 2))));
+    b.scales_h = static_cast<uint16_t>(b.scales_h | ((ib % 4) << (2 * ib)));
+  }
+  for (int i = 0; i < 128; ++i) b.qs[i] = static_cast<uint8_t>(i * 37 + 11);
+  float y[256];
+  dequantize_row(GgmlType::IQ4_XS, &b, y, 256);
+  CHECK(y[0] == 0.5f * -29 * kv[11]);    // group 0: ls 3 -> -29; qs[0] = 11
+  CHECK(y[16] == 0.5f * -29 * kv[0]);    // its high nibble: 0
+  CHECK(y[96] == 0.5f * 22 * kv[11]);     // group 3: ls 6 + 48 = 54 -> 22; qs[48] = 251
+  for (int e = 0; e < 256; ++e) {
+    INFO("element " << e);
+    const int ib = e / 32, j = e % 32;
+    const int ls = (ib + 3) + 16 * (ib % 4);
+    const uint8_t q = b.qs[16 * ib + j % 16];
+    CHECK(y[e] == 0.5f * static_cast<float>((ls - 32) * kv[j < 16 ? q & 15 : q >> 4]));
   }
 }
 

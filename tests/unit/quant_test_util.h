@@ -79,4 +79,15 @@ inline int q3k_scale(const BlockQ3_K& b, int k) {
   return (low | (high << 4)) - 32;
 }
 
+// The IQ4_NL / IQ4_XS codebook as QUANT_TYPES.md and llama.cpp's kvalues_iq4nl state it.
+inline constexpr int kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// The codebook index of element j (0..31) of an IQ4 group stored in 16 bytes.
+inline int iq4_index(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
+
+// Signed: the 6-bit scale of IQ4_XS group ib minus 32.
+inline int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
+  return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 15) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
+}
+
 }  // namespace strata::core::testing

@@ -168,24 +168,35 @@ struct TensorPlan {
   size_t row_bytes = 0;
 };
 
-bool is_k_quant(GgmlType t) {
-  return t == GgmlType::Q2_K || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
-         t == GgmlType::Q6_K;
+// The output matrix's type: Q6_K under the K-quants and IQ types (as llama.cpp's
+// mixes keep it), the wanted type otherwise.
+GgmlType output_type(GgmlType quant) {
+  switch (quant) {
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+    case GgmlType::IQ4_NL:
+    case GgmlType::IQ4_XS: return GgmlType::Q6_K;
+    default: return quant;
+  }
 }
 
-// The type for a matrix whose rows have `row_len` elements: `want`, or Q8_0
-// where the row is not a whole number of `want` blocks (tiny's 128-wide
-// expert down rows under a K-quant), where llama.cpp's quantizer also falls
-// back to a 32-block type (Q5_0, IQ4_NL or Q8_0 by the wanted type).
+// The type for a matrix whose rows have `row_len` elements: `want`, or a
+// 32-block type where the row is not a whole number of `want` blocks (tiny's
+// 128-wide expert down rows under a K-quant), as llama.cpp's quantizer also
+// falls back (Q5_0, IQ4_NL or Q8_0 by the wanted type): IQ4_NL for IQ4_XS,
+// Q8_0 for the others.
 GgmlType fit_type(GgmlType want, int64_t row_len) {
   if (row_len % type_traits(want).block_size == 0) return want;
-  if (row_len % 32 == 0) return GgmlType::Q8_0;
+  if (row_len % 32 == 0) return want == GgmlType::IQ4_XS ? GgmlType::IQ4_NL : GgmlType::Q8_0;
   return GgmlType::F16;
 }
 
 // The weight types this generator writes, each with llama.cpp's
 // general.file_type (llama_ftype) for it: Q2_K, the other K-quants as their _M mixes,
-// which is what this file's output/embedding choice mirrors.
+// which is what this file's output/embedding choice mirrors, the IQ types as theirs.
 struct SynthQuant {
   GgmlType type;
   uint32_t llama_ftype;
@@ -193,7 +204,7 @@ struct SynthQuant {
 constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12}, {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17},
     {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},  {GgmlType::F16, 1},   {GgmlType::BF16, 32},
-    {GgmlType::F32, 0},
+    {GgmlType::F32, 0},     {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30},
 };
 
 // nullptr for a type this generator does not write.
@@ -258,7 +269,7 @@ std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, int64_t n
     add(b("ffn_down_exps"), {ff, n, ne}, quant, Fill::Matrix, sc.down_std);
   }
   add("output_norm.weight", {n}, GgmlType::F32, Fill::Norm);
-  add("output.weight", {n, n_vocab}, is_k_quant(quant) ? GgmlType::Q6_K : quant, Fill::Matrix, sc.output_std);
+  add("output.weight", {n, n_vocab}, output_type(quant), Fill::Matrix, sc.output_std);
   return plan;
 }
 

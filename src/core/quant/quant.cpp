@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
 
 namespace strata::core {
@@ -190,10 +191,12 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::IQ2_XS, "iq2_xs", 256, 74);
   set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98);
   set(GgmlType::IQ1_S, "iq1_s", 256, 50);
-  set(GgmlType::IQ4_NL, "iq4_nl", 32, 18);
+  set(GgmlType::IQ4_NL, "iq4_nl", 32, 18,
+      q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl, dot_iq4_nl, dot4_iq4_nl_avx2>());
   set(GgmlType::IQ3_S, "iq3_s", 256, 110);
   set(GgmlType::IQ2_S, "iq2_s", 256, 82);
-  set(GgmlType::IQ4_XS, "iq4_xs", 256, 136);
+  set(GgmlType::IQ4_XS, "iq4_xs", 256, 136,
+      q8a_kernels<BlockIQ4_XS, dequantize_iq4_xs, quantize_iq4_xs, dot_iq4_xs, dot4_iq4_xs_avx2>());
   set(GgmlType::I8, "i8", 1, 1);
   set(GgmlType::I16, "i16", 1, 2);
   set(GgmlType::I32, "i32", 1, 4);

@@ -74,8 +74,10 @@ GgmlType parse_type_name(std::string_view name);
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // Reference quantizer, fast and simple (no search): min/max per sub-block,
 // F16 super-block scales rounded up so that nothing clips on their account,
-// values rounded to nearest against the stored scales. Inputs must be
-// finite; block scales beyond the F16 range saturate.
+// values rounded to nearest against the stored scales. The codebook types
+// (IQ4_NL, IQ4_XS) take the least-squares scale of a first assignment and
+// then the nearest codebook point of every value. Inputs must be finite;
+// block scales beyond the F16 range saturate.
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 
 // Activations for dot products with quantized weights, Q8_1-style: one block
@@ -129,6 +131,11 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          sub-blocks 2c and 2c+1: isum_lo, isum_hi = sum (q[i]-32)*qa[i] over
 //          each half (int32); isum = sc_2c * isum_lo + sc_2c+1 * isum_hi
 //          (int32, exact: |isum| < 2^24); acc += (d * a.d) * (float)isum.
+//   IQ4_NL: per 32-block: isum = sum v[i]*qa[i] with v the codebook values
+//          (int32, exact); acc += (d * a.d) * (float)isum.
+//   IQ4_XS: per super-block, per 32-element group j = 0..7 (one Q8A block):
+//          isum as IQ4_NL's; acc += (d * a.d) * (float)((ls_j - 32) * isum)
+//          (int32, exact: |(ls_j - 32) * isum| <= 32 * 32 * 127 * 127 < 2^24).
 float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
 
 // out[r] = vec_dot(w, rows[r], act, n) for r = 0..3, bit for bit; faster

@@ -2,9 +2,10 @@
 //
 // Each sub-block's integer dot is exact whatever the order of its partial
 // sums: pmaddubsw multiplies unsigned weight quants (Q2_K 0..3, Q3_K stored
-// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128) by signed activation quants (|a| <= 127)
-// and adds adjacent pairs into int16 without saturating (at most 2 * 128 *
-// 127 = 32512), pmaddwd widens to int32. The F32 fold then runs exactly as
+// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the IQ4 codebook's
+// |v| <= 127) by signed activation quants (|a| <= 127) and adds adjacent pairs
+// into int16 without saturating (at most 2 * 128 * 127 = 32512), pmaddwd
+// widens to int32. The F32 fold then runs exactly as
 // the portable code writes it.
 #include "core/quant/quant_avx2.h"
 
@@ -14,6 +15,7 @@
 
 #include "core/base/env.h"
 #include "core/quant/fp16.h"
+#include "core/quant/quant_tables.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
@@ -175,7 +177,7 @@ STRATA_TARGET_AVX2 inline __m256i isums_minmax(const Block& b, const BlockQ8A* a
 }
 
 // R rows of Q4_K or Q5_K against one activation row.
-template <typename Block, int R>
+template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_minmax_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
@@ -238,7 +240,8 @@ STRATA_TARGET_AVX2 inline void act_pairs(const BlockQ8A* ab, __m256i (&pairs)[8]
 // scale 2c + 1 in lanes 8-15 (values 16-31). Each byte lands in both bytes of
 // its int16, and the arithmetic shift keeps the top copy with its sign.
 STRATA_TARGET_AVX2 inline __m256i block_scales(__m256i scales, int c) {
-  const __m256i pick = _mm256_add_epi8(_mm256_set_m128i(_mm_set1_epi8(1), _mm_setzero_si128()), _mm256_set1_epi8(2 * c));
+  const __m256i pick =
+      _mm256_add_epi8(_mm256_set_m128i(_mm_set1_epi8(1), _mm_setzero_si128()), _mm256_set1_epi8(2 * c));
   return _mm256_srai_epi16(_mm256_shuffle_epi8(scales, pick), 8);
 }
 
@@ -341,6 +344,86 @@ STRATA_TARGET_AVX2 void dot_q3_k_rows(const BlockQ3_K* const* x, const BlockQ8A*
   store_rows<R>(acc, out);
 }
 
+// ---- IQ4_NL and IQ4_XS: codebook bytes by pshufb -----------------------
+
+// The 32 weights of a group stored in 16 bytes (value j in the low nibble of
+// qs[j], value j + 16 in the high one) as int8 codebook values, in element order.
+STRATA_TARGET_AVX2 inline __m256i iq4_values(const uint8_t* qs, __m256i codebook) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i low = _mm_set1_epi8(0x0f);
+  const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low), _mm_and_si128(q, low));
+  return _mm256_shuffle_epi8(codebook, idx);
+}
+
+STRATA_TARGET_AVX2 inline __m256i iq4_codebook() {
+  return both_lanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+}
+
+// The integer dot of a group's codebook values with an activation block: 8 int32 partial sums.
+STRATA_TARGET_AVX2 inline __m256i dot_iq4_group(const uint8_t* qs, const BlockQ8A& ab, __m256i codebook) {
+  const __m256i w = iq4_values(qs, codebook), s = load32(ab.qs);
+  return dot_bytes(_mm256_sign_epi8(w, w), _mm256_sign_epi8(s, w));
+}
+
+// R rows of IQ4_NL, as Q8_0's: acc += (d * a.d) * (float)isum block by block, row r in lane r.
+template <int R>
+STRATA_TARGET_AVX2 void dot_iq4_nl_rows(const BlockIQ4_NL* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i codebook = iq4_codebook();
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    __m256i p[4] = {};
+    float d[4] = {};
+    for (int r = 0; r < R; ++r) {
+      p[r] = dot_iq4_group(x[r][i].qs, a[i], codebook);
+      d[r] = half_to_float(x[r][i].d);
+    }
+    // Lane r of the 128-bit sum: row r's isum.
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m128 dw = _mm_setr_ps(d[0], d[1], d[2], d[3]);
+    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, _mm_set1_ps(a[i].d)), _mm_cvtepi32_ps(isum)));
+  }
+  store_rows<R>(acc, out);
+}
+
+// IQ4_XS's eight group scales less 32 in 8 int32 lanes: lane g takes nibble
+// g % 2 of scales_l[g / 2] (bits 4g of the 32-bit word) and bits 2g, 2g + 1 of scales_h.
+STRATA_TARGET_AVX2 inline __m256i scales_iq4_xs(const BlockIQ4_XS& b) {
+  uint32_t low;
+  std::memcpy(&low, b.scales_l, 4);
+  const __m256i l = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(low)),
+                                                       _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                     _mm256_set1_epi32(15));
+  const __m256i h = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+      _mm256_set1_epi32(3));
+  return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
+}
+
+// R rows of IQ4_XS, as the K-quants': per super-block the eight groups' isums
+// in lanes, times their scales (exact in int32), then (d * a.d) * (float)
+// each, added group by group.
+template <int R>
+STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i codebook = iq4_codebook();
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab);
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const BlockIQ4_XS& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      __m256i part[8];
+      for (int g = 0; g < 8; ++g) part[g] = dot_iq4_group(b.qs + 16 * g, ab[g], codebook);
+      const __m256i isum = _mm256_mullo_epi32(totals(part), scales_iq4_xs(b));
+      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(isum));
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
 }  // namespace
 
 STRATA_TARGET_AVX2 void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n) {
@@ -382,50 +465,25 @@ STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ
   store_rows<4>(acc, out);
 }
 
-STRATA_TARGET_AVX2 float dot_q2_k_avx2(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
-  float out;
-  dot_q2_k_rows<1>(&x, a, nb, &out);
-  return out;
-}
-STRATA_TARGET_AVX2 void dot4_q2_k_avx2(const BlockQ2_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  dot_q2_k_rows<4>(x, a, nb, out);
-}
+// The one- and four-row entry points of a type over its rows kernel (R = 1 and 4).
+#define STRATA_AVX2_DOTS(type, Block, rows)                                                                      \
+  STRATA_TARGET_AVX2 float dot_##type##_avx2(const Block* x, const BlockQ8A* a, int64_t nb) {                   \
+    float out;                                                                                                  \
+    rows<1>(&x, a, nb, &out);                                                                                   \
+    return out;                                                                                                 \
+  }                                                                                                             \
+  STRATA_TARGET_AVX2 void dot4_##type##_avx2(const Block* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) { \
+    rows<4>(x, a, nb, out);                                                                                     \
+  }
 
-STRATA_TARGET_AVX2 float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
-  float out;
-  dot_q3_k_rows<1>(&x, a, nb, &out);
-  return out;
-}
-STRATA_TARGET_AVX2 void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  dot_q3_k_rows<4>(x, a, nb, out);
-}
-
-STRATA_TARGET_AVX2 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) {
-  float out;
-  dot_minmax_rows<BlockQ4_K, 1>(&x, a, nb, &out);
-  return out;
-}
-STRATA_TARGET_AVX2 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  dot_minmax_rows<BlockQ4_K, 4>(x, a, nb, out);
-}
-
-STRATA_TARGET_AVX2 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) {
-  float out;
-  dot_minmax_rows<BlockQ5_K, 1>(&x, a, nb, &out);
-  return out;
-}
-STRATA_TARGET_AVX2 void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  dot_minmax_rows<BlockQ5_K, 4>(x, a, nb, out);
-}
-
-STRATA_TARGET_AVX2 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
-  float out;
-  dot_q6_k_rows<1>(&x, a, nb, &out);
-  return out;
-}
-STRATA_TARGET_AVX2 void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  dot_q6_k_rows<4>(x, a, nb, out);
-}
+STRATA_AVX2_DOTS(q2_k, BlockQ2_K, dot_q2_k_rows)
+STRATA_AVX2_DOTS(q3_k, BlockQ3_K, dot_q3_k_rows)
+STRATA_AVX2_DOTS(q4_k, BlockQ4_K, dot_minmax_rows)
+STRATA_AVX2_DOTS(q5_k, BlockQ5_K, dot_minmax_rows)
+STRATA_AVX2_DOTS(q6_k, BlockQ6_K, dot_q6_k_rows)
+STRATA_AVX2_DOTS(iq4_nl, BlockIQ4_NL, dot_iq4_nl_rows)
+STRATA_AVX2_DOTS(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)
+#undef STRATA_AVX2_DOTS
 
 #else
 
@@ -445,6 +503,10 @@ void dot4_q3_k_avx2(const BlockQ3_K* const[4], const BlockQ8A*, int64_t, float[4
 void dot4_q4_k_avx2(const BlockQ4_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
 void dot4_q5_k_avx2(const BlockQ5_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
 void dot4_q6_k_avx2(const BlockQ6_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
+float dot_iq4_nl_avx2(const BlockIQ4_NL*, const BlockQ8A*, int64_t) { return 0.0f; }
+float dot_iq4_xs_avx2(const BlockIQ4_XS*, const BlockQ8A*, int64_t) { return 0.0f; }
+void dot4_iq4_nl_avx2(const BlockIQ4_NL* const[4], const BlockQ8A*, int64_t, float[4]) {}
+void dot4_iq4_xs_avx2(const BlockIQ4_XS* const[4], const BlockQ8A*, int64_t, float[4]) {}
 
 #endif
 

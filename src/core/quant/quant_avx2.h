@@ -12,7 +12,7 @@ namespace strata::core {
 // unset when first asked); vec_dot uses them then.
 bool cpu_has_avx2();
 
-// The plain loop of Q8_0 (quant.cpp; the K-quants' are in quant_kquants.h).
+// The plain loop of Q8_0 (quant.cpp; the K-quants' are in quant_kquants.h, the IQ types' in quant_iquants.h).
 float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 
 // The integer dot of each sub-block in 256-bit lanes (pmaddubsw/pmaddwd, exact
@@ -25,6 +25,8 @@ float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_k_avx2(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
+float dot_iq4_nl_avx2(const BlockIQ4_NL* x, const BlockQ8A* a, int64_t nb);
+float dot_iq4_xs_avx2(const BlockIQ4_XS* x, const BlockQ8A* a, int64_t nb);
 
 // out[i] = the F32 value of half h[i], i < n, with F16C (8 at a time):
 // fp16_to_f32's bits for every half except signaling NaNs, which F16C
@@ -41,5 +43,7 @@ void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, 
 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q5_k_avx2(const BlockQ5_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq4_nl_avx2(const BlockIQ4_NL* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq4_xs_avx2(const BlockIQ4_XS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 
 }  // namespace strata::core

@@ -131,4 +131,41 @@ inline void pack_scales_q3_k(const uint8_t sc[16], uint8_t* bytes) {
   }
 }
 
+inline constexpr int kQK4_NL = 32;  // elements per IQ4_NL block
+
+// IQ4_NL: x[j] = d * kIq4nlValues[q_j] (quant_tables.h) with q_j the low
+// nibble of qs[j] for j < 16 and the high nibble of qs[j - 16] otherwise.
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[kQK4_NL / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// IQ4_XS: eight groups of 32, each laid out like IQ4_NL in qs[16 ib ..] with
+// the scale d * (ls_ib - 32); ls_ib is 6 bits: its low nibble is nibble
+// ib % 2 of scales_l[ib / 2], its high 2 bits are bits 2 ib, 2 ib + 1 of scales_h.
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(offsetof(BlockIQ4_XS, scales_l) == 4 && offsetof(BlockIQ4_XS, qs) == 8);
+
+inline uint8_t unpack_scale_iq4_xs(const BlockIQ4_XS& b, int ib) {
+  const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0f;
+  const int high = (b.scales_h >> (2 * ib)) & 3;
+  return static_cast<uint8_t>(low | (high << 4));
+}
+
+// Inverse of unpack_scale_iq4_xs over the eight groups; ls must be < 64.
+inline void pack_scales_iq4_xs(const uint8_t ls[8], BlockIQ4_XS& b) {
+  b.scales_h = 0;
+  for (int ib = 0; ib < 4; ++ib) {
+    b.scales_l[ib] = static_cast<uint8_t>((ls[2 * ib] & 0x0f) | ((ls[2 * ib + 1] & 0x0f) << 4));
+  }
+  for (int ib = 0; ib < 8; ++ib) b.scales_h = static_cast<uint16_t>(b.scales_h | ((ls[ib] >> 4) << (2 * ib)));
+}
+
 }  // namespace strata::core
