@@ -104,10 +104,6 @@ void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb) {
   }
 }
 
-float dot_q8_0(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q8_0_avx2(x, a, nb) : dot_q8_0_portable(x, a, nb);
-}
-
 // ---- adapters from the typed block kernels to the row's columns ----------
 
 template <typename Block, void (*F)(const Block*, float*, int64_t)>
@@ -120,14 +116,20 @@ void quantize_blocks(const float* src, void* dst, int64_t nb) {
   F(src, static_cast<Block*>(dst), nb);
 }
 
-template <typename Block, float (*F)(const Block*, const BlockQ8A*, int64_t)>
+template <typename Block>
+using BlockDotFn = float (*)(const Block*, const BlockQ8A*, int64_t);
+template <typename Block>
+using BlockDot4Fn = void (*)(const Block* const[4], const BlockQ8A*, int64_t, float[4]);
+
+// The AVX2 kernels where the CPU has them, else the plain loops (same bits).
+template <typename Block, BlockDotFn<Block> Dot, BlockDotFn<Block> DotAvx2>
 float dot_blocks(const void* w, const void* act, int64_t nb) {
-  return F(static_cast<const Block*>(w), static_cast<const BlockQ8A*>(act), nb);
+  const auto* x = static_cast<const Block*>(w);
+  const auto* a = static_cast<const BlockQ8A*>(act);
+  return cpu_has_avx2() ? DotAvx2(x, a, nb) : Dot(x, a, nb);
 }
 
-// The AVX2 kernel where the CPU has it, else four dot calls (same bits).
-template <typename Block, float (*Dot)(const Block*, const BlockQ8A*, int64_t),
-          void (*Dot4Avx2)(const Block* const[4], const BlockQ8A*, int64_t, float[4])>
+template <typename Block, BlockDotFn<Block> Dot, BlockDot4Fn<Block> Dot4Avx2>
 void dot4_blocks(const void* const rows[4], const void* act, int64_t nb, float out[4]) {
   const auto* a = static_cast<const BlockQ8A*>(act);
   if (cpu_has_avx2()) {
@@ -138,13 +140,13 @@ void dot4_blocks(const void* const rows[4], const void* act, int64_t nb, float o
   for (int r = 0; r < 4; ++r) out[r] = Dot(static_cast<const Block*>(rows[r]), a, nb);
 }
 
-// The four kernel columns of a block-quantized type dotted against Q8A.
+// The four kernel columns of a block-quantized type dotted against Q8A: Dot
+// is the plain loop, DotAvx2 and Dot4Avx2 its AVX2 forms (quant_avx2.h).
 template <typename Block, void (*Deq)(const Block*, float*, int64_t), void (*Quant)(const float*, Block*, int64_t),
-          float (*Dot)(const Block*, const BlockQ8A*, int64_t),
-          void (*Dot4Avx2)(const Block* const[4], const BlockQ8A*, int64_t, float[4])>
+          BlockDotFn<Block> Dot, BlockDotFn<Block> DotAvx2, BlockDot4Fn<Block> Dot4Avx2>
 constexpr CpuKernels q8a_kernels() {
-  return {ActivationKind::Q8A, dequantize_blocks<Block, Deq>, quantize_blocks<Block, Quant>, dot_blocks<Block, Dot>,
-          dot4_blocks<Block, Dot, Dot4Avx2>};
+  return {ActivationKind::Q8A, dequantize_blocks<Block, Deq>, quantize_blocks<Block, Quant>,
+          dot_blocks<Block, Dot, DotAvx2>, dot4_blocks<Block, Dot, Dot4Avx2>};
 }
 
 template <typename W, float (*ToF32)(W)>
@@ -174,29 +176,37 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::Q5_0, "q5_0", 32, 22);
   set(GgmlType::Q5_1, "q5_1", 32, 24);
   set(GgmlType::Q8_0, "q8_0", 32, 34,
-      q8a_kernels<BlockQ8_0, dequantize_q8_0, quantize_q8_0, dot_q8_0, dot4_q8_0_avx2>());
+      q8a_kernels<BlockQ8_0, dequantize_q8_0, quantize_q8_0,
+                  dot_q8_0_portable, dot_q8_0_avx2, dot4_q8_0_avx2>());
   set(GgmlType::Q8_1, "q8_1", 32, 36);
   set(GgmlType::Q2_K, "q2_K", 256, 84,
-      q8a_kernels<BlockQ2_K, dequantize_q2_k, quantize_q2_k, dot_q2_k, dot4_q2_k_avx2>());
+      q8a_kernels<BlockQ2_K, dequantize_q2_k, quantize_q2_k,
+                  dot_q2_k_portable, dot_q2_k_avx2, dot4_q2_k_avx2>());
   set(GgmlType::Q3_K, "q3_K", 256, 110,
-      q8a_kernels<BlockQ3_K, dequantize_q3_k, quantize_q3_k, dot_q3_k, dot4_q3_k_avx2>());
+      q8a_kernels<BlockQ3_K, dequantize_q3_k, quantize_q3_k,
+                  dot_q3_k_portable, dot_q3_k_avx2, dot4_q3_k_avx2>());
   set(GgmlType::Q4_K, "q4_K", 256, 144,
-      q8a_kernels<BlockQ4_K, dequantize_q4_k, quantize_q4_k, dot_q4_k, dot4_q4_k_avx2>());
+      q8a_kernels<BlockQ4_K, dequantize_q4_k, quantize_q4_k,
+                  dot_q4_k_portable, dot_q4_k_avx2, dot4_q4_k_avx2>());
   set(GgmlType::Q5_K, "q5_K", 256, 176,
-      q8a_kernels<BlockQ5_K, dequantize_q5_k, quantize_q5_k, dot_q5_k, dot4_q5_k_avx2>());
+      q8a_kernels<BlockQ5_K, dequantize_q5_k, quantize_q5_k,
+                  dot_q5_k_portable, dot_q5_k_avx2, dot4_q5_k_avx2>());
   set(GgmlType::Q6_K, "q6_K", 256, 210,
-      q8a_kernels<BlockQ6_K, dequantize_q6_k, quantize_q6_k, dot_q6_k, dot4_q6_k_avx2>());
+      q8a_kernels<BlockQ6_K, dequantize_q6_k, quantize_q6_k,
+                  dot_q6_k_portable, dot_q6_k_avx2, dot4_q6_k_avx2>());
   set(GgmlType::Q8_K, "q8_K", 256, 292);
   set(GgmlType::IQ2_XXS, "iq2_xxs", 256, 66);
   set(GgmlType::IQ2_XS, "iq2_xs", 256, 74);
   set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98);
   set(GgmlType::IQ1_S, "iq1_s", 256, 50);
   set(GgmlType::IQ4_NL, "iq4_nl", 32, 18,
-      q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl, dot_iq4_nl, dot4_iq4_nl_avx2>());
+      q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl,
+                  dot_iq4_nl_portable, dot_iq4_nl_avx2, dot4_iq4_nl_avx2>());
   set(GgmlType::IQ3_S, "iq3_s", 256, 110);
   set(GgmlType::IQ2_S, "iq2_s", 256, 82);
   set(GgmlType::IQ4_XS, "iq4_xs", 256, 136,
-      q8a_kernels<BlockIQ4_XS, dequantize_iq4_xs, quantize_iq4_xs, dot_iq4_xs, dot4_iq4_xs_avx2>());
+      q8a_kernels<BlockIQ4_XS, dequantize_iq4_xs, quantize_iq4_xs,
+                  dot_iq4_xs_portable, dot_iq4_xs_avx2, dot4_iq4_xs_avx2>());
   set(GgmlType::I8, "i8", 1, 1);
   set(GgmlType::I16, "i16", 1, 2);
   set(GgmlType::I32, "i32", 1, 4);

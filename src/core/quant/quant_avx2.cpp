@@ -26,6 +26,18 @@
 
 namespace strata::core {
 
+// Every type with AVX2 dots, as X(type, its block, its rows kernel): the
+// entry points below (or, without AVX2, their never-called stubs).
+#define STRATA_AVX2_DOT_TYPES(X)                                                                                 \
+  X(q8_0, BlockQ8_0, dot_block32_rows)                                                                          \
+  X(q2_k, BlockQ2_K, dot_q2_k_rows)                                                                             \
+  X(q3_k, BlockQ3_K, dot_q3_k_rows)                                                                             \
+  X(q4_k, BlockQ4_K, dot_minmax_rows)                                                                           \
+  X(q5_k, BlockQ5_K, dot_minmax_rows)                                                                           \
+  X(q6_k, BlockQ6_K, dot_q6_k_rows)                                                                             \
+  X(iq4_nl, BlockIQ4_NL, dot_block32_rows)                                                                      \
+  X(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)
+
 #ifdef STRATA_AVX2
 
 bool cpu_has_avx2() {
@@ -40,16 +52,6 @@ bool cpu_has_avx2() {
 }
 
 namespace {
-
-STRATA_TARGET_AVX2 inline int32_t hsum(__m128i v) {
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
-  return _mm_cvtsi128_si32(v);
-}
-
-STRATA_TARGET_AVX2 inline int32_t hsum(__m256i v) {
-  return hsum(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
-}
 
 // The 8 int32 partial sums of unsigned bytes u times signed bytes s: lanes 0-3 hold bytes 0-15, lanes 4-7 bytes 16-31.
 STRATA_TARGET_AVX2 inline __m256i dot_bytes(__m256i u, __m256i s) {
@@ -359,25 +361,33 @@ STRATA_TARGET_AVX2 inline __m256i iq4_codebook() {
   return both_lanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
 }
 
-// The integer dot of a group's codebook values with an activation block: 8 int32 partial sums.
-STRATA_TARGET_AVX2 inline __m256i dot_iq4_group(const uint8_t* qs, const BlockQ8A& ab, __m256i codebook) {
-  const __m256i w = iq4_values(qs, codebook), s = load32(ab.qs);
+// The integer dot of 32 signed weights w with an activation block: |w| as
+// unsigned bytes times a with w's sign, 8 int32 partial sums.
+STRATA_TARGET_AVX2 inline __m256i dot_signed(__m256i w, const BlockQ8A& ab) {
+  const __m256i s = load32(ab.qs);
   return dot_bytes(_mm256_sign_epi8(w, w), _mm256_sign_epi8(s, w));
 }
 
-// R rows of IQ4_NL, as Q8_0's: acc += (d * a.d) * (float)isum block by block, row r in lane r.
-template <int R>
-STRATA_TARGET_AVX2 void dot_iq4_nl_rows(const BlockIQ4_NL* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+// A 32-element block's weights as int8: Q8_0's stored quants, IQ4_NL's codebook values.
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ8_0& b, __m256i) { return load32(b.qs); }
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockIQ4_NL& b, __m256i codebook) {
+  return iq4_values(b.qs, codebook);
+}
+
+// R rows of a 32-element block type with one F16 scale (Q8_0, IQ4_NL):
+// acc += (d_w * d_a) * (float)isum block by block, row r in lane r.
+template <int R, typename Block>
+STRATA_TARGET_AVX2 void dot_block32_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
   const __m256i codebook = iq4_codebook();
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     __m256i p[4] = {};
     float d[4] = {};
     for (int r = 0; r < R; ++r) {
-      p[r] = dot_iq4_group(x[r][i].qs, a[i], codebook);
+      p[r] = dot_signed(block_values(x[r][i], codebook), a[i]);
       d[r] = half_to_float(x[r][i].d);
     }
-    // Lane r of the 128-bit sum: row r's isum.
+    // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
     const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     const __m128 dw = _mm_setr_ps(d[0], d[1], d[2], d[3]);
@@ -415,7 +425,7 @@ STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const Block
       const BlockIQ4_XS& b = x[r][i];
       prefetch_block(&x[r][i + kPrefetchBlocks]);
       __m256i part[8];
-      for (int g = 0; g < 8; ++g) part[g] = dot_iq4_group(b.qs + 16 * g, ab[g], codebook);
+      for (int g = 0; g < 8; ++g) part[g] = dot_signed(iq4_values(b.qs + 16 * g, codebook), ab[g]);
       const __m256i isum = _mm256_mullo_epi32(totals(part), scales_iq4_xs(b));
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(isum));
     }
@@ -434,37 +444,6 @@ STRATA_TARGET_AVX2 void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n
   for (; i < n; ++i) out[i] = half_to_float(h[i]);
 }
 
-STRATA_TARGET_AVX2 float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb) {
-  float acc = 0.0f;
-  for (int64_t i = 0; i < nb; ++i) {
-    const __m256i q = load32(x[i].qs), s = load32(a[i].qs);
-    // |q| as unsigned bytes times a with q's sign: q * a in each product.
-    const int32_t isum = hsum(dot_bytes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q)));
-    acc += (half_to_float(x[i].d) * a[i].d) * static_cast<float>(isum);
-  }
-  return acc;
-}
-
-STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) {
-  __m128 acc = _mm_setzero_ps();
-  for (int64_t i = 0; i < nb; ++i) {
-    const __m256i s = load32(a[i].qs);
-    __m256i p[4];
-    for (int r = 0; r < 4; ++r) {
-      const __m256i q = load32(x[r][i].qs);
-      p[r] = dot_bytes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q));
-    }
-    // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    const __m128 dw = _mm_setr_ps(half_to_float(x[0][i].d), half_to_float(x[1][i].d), half_to_float(x[2][i].d),
-                                  half_to_float(x[3][i].d));
-    // Per row: acc += (d_w * d_a) * (float)isum.
-    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, _mm_set1_ps(a[i].d)), _mm_cvtepi32_ps(isum)));
-  }
-  store_rows<4>(acc, out);
-}
-
 // The one- and four-row entry points of a type over its rows kernel (R = 1 and 4).
 #define STRATA_AVX2_DOTS(type, Block, rows)                                                                      \
   STRATA_TARGET_AVX2 float dot_##type##_avx2(const Block* x, const BlockQ8A* a, int64_t nb) {                   \
@@ -475,14 +454,7 @@ STRATA_TARGET_AVX2 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ
   STRATA_TARGET_AVX2 void dot4_##type##_avx2(const Block* const x[4], const BlockQ8A* a, int64_t nb, float out[4]) { \
     rows<4>(x, a, nb, out);                                                                                     \
   }
-
-STRATA_AVX2_DOTS(q2_k, BlockQ2_K, dot_q2_k_rows)
-STRATA_AVX2_DOTS(q3_k, BlockQ3_K, dot_q3_k_rows)
-STRATA_AVX2_DOTS(q4_k, BlockQ4_K, dot_minmax_rows)
-STRATA_AVX2_DOTS(q5_k, BlockQ5_K, dot_minmax_rows)
-STRATA_AVX2_DOTS(q6_k, BlockQ6_K, dot_q6_k_rows)
-STRATA_AVX2_DOTS(iq4_nl, BlockIQ4_NL, dot_iq4_nl_rows)
-STRATA_AVX2_DOTS(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)
+STRATA_AVX2_DOT_TYPES(STRATA_AVX2_DOTS)
 #undef STRATA_AVX2_DOTS
 
 #else
@@ -491,22 +463,11 @@ bool cpu_has_avx2() { return false; }
 
 // Never called where cpu_has_avx2() is false.
 void f16_to_f32_avx2(const uint16_t*, float*, int64_t) {}
-float dot_q8_0_avx2(const BlockQ8_0*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_q2_k_avx2(const BlockQ2_K*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_q3_k_avx2(const BlockQ3_K*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_q4_k_avx2(const BlockQ4_K*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_q5_k_avx2(const BlockQ5_K*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_q6_k_avx2(const BlockQ6_K*, const BlockQ8A*, int64_t) { return 0.0f; }
-void dot4_q8_0_avx2(const BlockQ8_0* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_q2_k_avx2(const BlockQ2_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_q3_k_avx2(const BlockQ3_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_q4_k_avx2(const BlockQ4_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_q5_k_avx2(const BlockQ5_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_q6_k_avx2(const BlockQ6_K* const[4], const BlockQ8A*, int64_t, float[4]) {}
-float dot_iq4_nl_avx2(const BlockIQ4_NL*, const BlockQ8A*, int64_t) { return 0.0f; }
-float dot_iq4_xs_avx2(const BlockIQ4_XS*, const BlockQ8A*, int64_t) { return 0.0f; }
-void dot4_iq4_nl_avx2(const BlockIQ4_NL* const[4], const BlockQ8A*, int64_t, float[4]) {}
-void dot4_iq4_xs_avx2(const BlockIQ4_XS* const[4], const BlockQ8A*, int64_t, float[4]) {}
+#define STRATA_AVX2_STUBS(type, Block, rows)                                      \
+  float dot_##type##_avx2(const Block*, const BlockQ8A*, int64_t) { return 0.0f; } \
+  void dot4_##type##_avx2(const Block* const[4], const BlockQ8A*, int64_t, float[4]) {}
+STRATA_AVX2_DOT_TYPES(STRATA_AVX2_STUBS)
+#undef STRATA_AVX2_STUBS
 
 #endif
 

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/quant/fp16.h"
-#include "core/quant/quant_avx2.h"
 #include "core/quant/quant_kquants.h"
 #include "core/quant/quant_tables.h"
 
@@ -98,10 +97,6 @@ float dot_iq4_nl_portable(const BlockIQ4_NL* x, const BlockQ8A* a, int64_t nb) {
   return acc;
 }
 
-float dot_iq4_nl(const BlockIQ4_NL* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_iq4_nl_avx2(x, a, nb) : dot_iq4_nl_portable(x, a, nb);
-}
-
 void dequantize_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_f32(x[i].d);
@@ -146,10 +141,6 @@ float dot_iq4_xs_portable(const BlockIQ4_XS* x, const BlockQ8A* a, int64_t nb) {
     }
   }
   return acc;
-}
-
-float dot_iq4_xs(const BlockIQ4_XS* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_iq4_xs_avx2(x, a, nb) : dot_iq4_xs_portable(x, a, nb);
 }
 
 }  // namespace strata::core

@@ -5,7 +5,6 @@
 #include <cassert>
 #include <cmath>
 
-#include "core/quant/quant_avx2.h"
 
 
 namespace strata::core {
@@ -297,16 +296,10 @@ float dot_signed16(const int8_t* q, const int* sc, float d, const BlockQ8A* a, f
 void dequantize_q4_k(const BlockQ4_K* x, float* y, int64_t nb) { dequantize_minmax(x, y, nb); }
 void quantize_q4_k(const float* x, BlockQ4_K* y, int64_t nb) { quantize_minmax(x, y, nb, 15); }
 float dot_q4_k_portable(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
-float dot_q4_k(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q4_k_avx2(x, a, nb) : dot_minmax(x, a, nb);
-}
 
 void dequantize_q5_k(const BlockQ5_K* x, float* y, int64_t nb) { dequantize_minmax(x, y, nb); }
 void quantize_q5_k(const float* x, BlockQ5_K* y, int64_t nb) { quantize_minmax(x, y, nb, 31); }
 float dot_q5_k_portable(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) { return dot_minmax(x, a, nb); }
-float dot_q5_k(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q5_k_avx2(x, a, nb) : dot_minmax(x, a, nb);
-}
 
 // ---- Q6_K ----------------------------------------------------------------
 
@@ -343,10 +336,6 @@ float dot_q6_k_portable(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
     acc = dot_signed16(q, sc, fp16_to_f32(x[i].d), a + 8 * i, acc);
   }
   return acc;
-}
-
-float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q6_k_avx2(x, a, nb) : dot_q6_k_portable(x, a, nb);
 }
 
 // ---- Q2_K ----------------------------------------------------------------
@@ -395,10 +384,6 @@ float dot_q2_k_portable(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
   return acc;
 }
 
-float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q2_k_avx2(x, a, nb) : dot_q2_k_portable(x, a, nb);
-}
-
 // ---- Q3_K ----------------------------------------------------------------
 
 // Same float operations as ggml's dequantizer: (d*(sc-32))*q.
@@ -437,10 +422,6 @@ float dot_q3_k_portable(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
     acc = dot_signed16(q, sc, fp16_to_f32(x[i].d), a + 8 * i, acc);
   }
   return acc;
-}
-
-float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb) {
-  return cpu_has_avx2() ? dot_q3_k_avx2(x, a, nb) : dot_q3_k_portable(x, a, nb);
 }
 
 }  // namespace strata::core

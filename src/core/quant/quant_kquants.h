@@ -42,8 +42,8 @@ inline int32_t dot_quants(const Q* q, const int8_t* qa, int n) {
 }
 
 // nb = number of super-blocks (n / 256). Orders of accumulation: quant.h.
-// dot_*_portable are the plain loops; dot_* use quant_avx2's forms where the
-// CPU has AVX2 (the same bits).
+// dot_*_portable are the plain loops; the type table takes quant_avx2's forms
+// (the same bits) instead where the CPU has AVX2.
 float dot_q4_k_portable(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_k_portable(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q6_k_portable(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
@@ -52,22 +52,17 @@ float dot_q3_k_portable(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 
 void dequantize_q2_k(const BlockQ2_K* x, float* y, int64_t nb);
 void quantize_q2_k(const float* x, BlockQ2_K* y, int64_t nb);
-float dot_q2_k(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb);  // the AVX2 form where the CPU has it
 
 void dequantize_q3_k(const BlockQ3_K* x, float* y, int64_t nb);
 void quantize_q3_k(const float* x, BlockQ3_K* y, int64_t nb);
-float dot_q3_k(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 
 void dequantize_q4_k(const BlockQ4_K* x, float* y, int64_t nb);
 void quantize_q4_k(const float* x, BlockQ4_K* y, int64_t nb);
-float dot_q4_k(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);  // the AVX2 form where the CPU has it
 
 void dequantize_q5_k(const BlockQ5_K* x, float* y, int64_t nb);
 void quantize_q5_k(const float* x, BlockQ5_K* y, int64_t nb);
-float dot_q5_k(const BlockQ5_K* x, const BlockQ8A* a, int64_t nb);
 
 void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb);
 void quantize_q6_k(const float* x, BlockQ6_K* y, int64_t nb);
-float dot_q6_k(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
 
 }  // namespace strata::core
