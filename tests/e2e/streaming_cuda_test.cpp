@@ -106,9 +106,9 @@ TEST_CASE("qwen3-30b-a3b, 8 layers: streamed and split against the CPU oracle", 
 }
 
 // Tiny's down rows (128 values of Q8_0) take the vector kernels at every chunk size: the masked-entry path.
-// In Q4_K, and in Q3_K and Q2_K (gate and up through the mma.sync GEMM only).
+// In Q4_K, and in Q3_K, Q2_K and IQ4_XS (gate and up through the mma.sync GEMM only; IQ4_XS's down rows are IQ4_NL).
 TEST_CASE("tiny: streamed experts give the resident GPU logits bit for bit", "[streaming]") {
-  for (const char* quant : {"q4_k", "q3_k", "q2_k"}) {
+  for (const char* quant : {"q4_k", "q3_k", "q2_k", "iq4_xs"}) {
     INFO(quant);
     const std::string path = model_path({"tiny", 4, "small", quant});
     const auto toks = tokens(96, 509);

@@ -19,6 +19,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_blocks.h"
+#include "core/quant/quant_tables.h"
 
 namespace strata::test {
 
@@ -76,6 +77,23 @@ inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, 
         const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
         const int q = ((b.hmask[e % 32] >> (e / 32)) & 1) != 0 ? low : low - 4;
         const double scale = round_f16(h(b.d) * (core::unpack_scale_q3_k(b.scales, e / 16) - 32));
+        w[s * 256 + e] = round_f16(q * scale);
+      }
+    }
+  } else if (type == GgmlType::IQ4_NL) {
+    const auto* b = reinterpret_cast<const core::BlockIQ4_NL*>(row);
+    for (int64_t i = 0; i < n; ++i) {
+      const int l = static_cast<int>(i % 32);
+      const int q = core::kIq4nlValues[(b[i / 32].qs[l % 16] >> (4 * (l / 16))) & 15];
+      w[i] = round_f16(q * h(b[i / 32].d));
+    }
+  } else if (type == GgmlType::IQ4_XS) {
+    for (int64_t s = 0; s < n / 256; ++s) {
+      const auto& b = reinterpret_cast<const core::BlockIQ4_XS*>(row)[s];
+      for (int e = 0; e < 256; ++e) {
+        const int j = e / 32, l = e % 32;
+        const int q = core::kIq4nlValues[(b.qs[16 * j + l % 16] >> (4 * (l / 16))) & 15];
+        const double scale = round_f16(h(b.d) * (core::unpack_scale_iq4_xs(b, j) - 32));
         w[s * 256 + e] = round_f16(q * scale);
       }
     }

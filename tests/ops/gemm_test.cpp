@@ -268,8 +268,9 @@ struct ActsOnDevice {
   }
 };
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K,
-                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q2_K,
+                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL,
+                           GgmlType::IQ4_XS};
 
 }  // namespace
 
@@ -369,9 +370,11 @@ TEST_CASE("mmvq matches vec_dot within the summation-order bound", "[gpu][mmvq]"
   Rng rng(case_seed("mmvq"));
   for (GgmlType type : kTypes) {
     const bool q = is_quant(type);
-    // Whole segments, a partial one, rows of one partial segment; Q8_0 rows
-    // of 96 values are 102 bytes, so they start at every even alignment.
-    const int64_t ins[] = {q ? 2048 : 256, q ? 1280 : 2080, q ? 768 : 96, type == GgmlType::Q8_0 ? 96 : 256};
+    // Whole segments, a partial one, rows of one partial segment; rows of 96
+    // values of a 32-block type (Q8_0: 102 bytes, IQ4_NL: 54) start at every
+    // even alignment.
+    const bool block32 = core::type_traits(type).block_size == 32;
+    const int64_t ins[] = {q ? 2048 : 256, q ? 1280 : 2080, q ? 768 : 96, block32 ? 96 : 256};
     const int64_t outs[] = {130, 7, 1, 33};
     const int toks[] = {1, 2, 3, 5, 8};
     for (int i = 0; i < 4; ++i) {
@@ -825,6 +828,7 @@ TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu
       {GgmlType::BF16, GgmlType::BF16, GgmlType::F16, false},  {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q4_K, false},
       {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},   {GgmlType::BF16, GgmlType::BF16, GgmlType::Q4_K, false},
       {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K, true},  {GgmlType::Q2_K, GgmlType::Q2_K, GgmlType::Q3_K, false},
+      {GgmlType::IQ4_XS, GgmlType::IQ4_XS, GgmlType::IQ4_NL, true},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;
@@ -899,6 +903,7 @@ TEST_CASE("MoE decode step: batched mmvq over the router's choices", "[gpu][moe]
   const GgmlType combos[][3] = {{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K},
                                 {GgmlType::Q8_0, GgmlType::Q5_K, GgmlType::Q4_K},
                                 {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q2_K},
+                                {GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ4_XS},
                                 {GgmlType::BF16, GgmlType::BF16, GgmlType::F32}};
   const int T = 3, k = 4, E = 16;
   const int64_t n_embd = 512, n_ff = 256;

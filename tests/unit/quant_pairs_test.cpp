@@ -24,12 +24,16 @@ std::vector<GgmlType> wgmma_types(cuda::TypeList<Ts...>) {
   return {Ts...};
 }
 
-// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K), else unsigned.
-bool signed_quants(GgmlType t) { return t == GgmlType::Q3_K || t == GgmlType::Q6_K || t == GgmlType::Q8_0; }
+// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K, the IQ4
+// codebook values), else unsigned.
+bool signed_quants(GgmlType t) {
+  return t == GgmlType::Q3_K || t == GgmlType::Q6_K || t == GgmlType::Q8_0 || t == GgmlType::IQ4_NL ||
+         t == GgmlType::IQ4_XS;
+}
 
 // One 256-value group of `type` with random quants and unit scales (d = 1,
 // every sub-block scale 1, every min 0), so its F16 weights are its quants
-// (q - 4 for Q3_K, q - 32 for Q6_K).
+// (q - 4 for Q3_K, q - 32 for Q6_K, the codebook values of the IQ4 types).
 std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
   std::uniform_int_distribution<int> byte(0, 255);
   const uint16_t one = strata::core::f32_to_fp16(1.0f);
@@ -66,6 +70,18 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
     random_bytes(g.data(), 192);  // ql, qh
     for (int i = 0; i < 16; ++i) g[192 + i] = 1;
     std::memcpy(g.data() + 208, &one, 2);
+  } else if (type == GgmlType::IQ4_NL) {
+    g.resize(8 * 18);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    for (int b = 0; b < 8; ++b) std::memcpy(g.data() + 18 * b, &one, 2);
+  } else if (type == GgmlType::IQ4_XS) {
+    g.resize(136);
+    random_bytes(g.data() + 8, 128);  // qs
+    std::memcpy(g.data(), &one, 2);
+    // unpack_scale_iq4_xs: ls_j - 32 = 1 is low nibble 1 (scales_l: 0x11)
+    // and high bits 2 (scales_h: 0b10 per group).
+    g[2] = g[3] = 0xaa;
+    for (int k = 0; k < 4; ++k) g[4 + k] = 0x11;
   } else {
     REQUIRE(type == GgmlType::Q8_0);  // a new wgmma type needs its group here
     g.resize(8 * 34);

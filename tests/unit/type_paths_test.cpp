@@ -19,8 +19,8 @@ namespace {
 // Written out, not derived from the lists: a type joining or leaving a path
 // must change this table too.
 const std::vector<GgmlType> kFloat = {GgmlType::F32, GgmlType::F16, GgmlType::BF16};
-const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
-                                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                                     GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 std::set<GgmlType> expected(KernelPath p) {
   std::set<GgmlType> s(kQuant.begin(), kQuant.end());
@@ -138,7 +138,7 @@ TEST_CASE("the CUDA load check refuses a stage tensor without a kernel on a path
   w.layers[1][core::TensorRole::FfnUpExps] = tensor("blk.1.ffn_up_exps.weight", GgmlType::Q4_K);
 
   // A stage without the embedding does not need its path.
-  w.token_embd = tensor("token_embd.weight", GgmlType::IQ4_XS);
+  w.token_embd = tensor("token_embd.weight", GgmlType::IQ2_XXS);
   CHECK_THROWS_AS(cuda::require_stage_kernels(w, plan, false), core::Error);
   plan.has_embd = false;
   CHECK_NOTHROW(cuda::require_stage_kernels(w, plan, false));

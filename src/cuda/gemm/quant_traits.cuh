@@ -1,4 +1,5 @@
-// What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q2_K..Q6_K).
+// What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q2_K..Q6_K,
+// IQ4_NL, IQ4_XS).
 //
 // Kernels are templates on the type and take every type-specific fact from
 // here, so a new type is one specialisation below plus its place in the
@@ -16,7 +17,7 @@
 // weights as F32: mmvq, mmq_float).
 // Quantized types: B points at a 256-value group of a row and j (0..7) picks
 // one of its eight 32-value Q8A blocks (a Q4_K/Q5_K sub-block, two 16-value
-// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 block):
+// sub-blocks of Q2_K, Q3_K or Q6_K, a Q8_0 or IQ4_NL block, an IQ4_XS group):
 //   w4, w8, w4_pair, quant_pairs  the quants as packed signed or unsigned
 //                   bytes: dp4a operands (mmvq) and what the tensor-core
 //                   kernels decode to F16 (f16_decode.cuh)
@@ -25,7 +26,8 @@
 //   scale_entry(_pair)            F16 (scale, -min) entries of the tensor-core
 //                   GEMMs' prep tables and of the F16 decode: of block j, or
 //                   with kHalfEntries of 16-value half k (0..15)
-//   kSigned         the quants are two's complement bytes (Q3_K, Q6_K, Q8_0)
+//   kSigned         the quants are two's complement bytes (Q3_K, Q6_K, Q8_0,
+//                   and the IQ4 codebook values)
 //   kSplitHalves    a block's two 16-value halves have their own scales (Q2_K,
 //                   Q3_K, Q6_K): one entry holds both scales (Q3_K, Q6_K), or
 //   kHalfEntries    each half has its own entry (scale, -min) (Q2_K, whose
@@ -47,6 +49,7 @@
 
 #include "core/quant/quant.h"
 #include "core/quant/quant_blocks.h"
+#include "core/quant/quant_tables.h"
 #include "cuda/gemm/gemm_device.cuh"
 #include "cuda/gemm/mma_ops.cuh"
 #include "cuda/gemm/wgmma_layout.h"
@@ -679,6 +682,190 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
   // Value e of block b.
   __device__ __forceinline__ static float value(const core::BlockQ8_0& b, int e) {
     return __fmul_rn(quant_detail::half_bits_to_float(b.d), static_cast<float>(b.qs[e]));
+  }
+};
+
+// ---- the IQ4 codebook types -----------------------------------------------
+
+namespace quant_detail {
+
+// Word W (0..3) of the IQ4 codebook (core::kIq4nlValues): entries 4W .. 4W + 3
+// as bytes, lowest first.
+template <int W>
+inline constexpr uint32_t kIq4Word = static_cast<uint8_t>(core::kIq4nlValues[4 * W]) |
+                                     static_cast<uint8_t>(core::kIq4nlValues[4 * W + 1]) << 8 |
+                                     static_cast<uint8_t>(core::kIq4nlValues[4 * W + 2]) << 16 |
+                                     static_cast<uint32_t>(static_cast<uint8_t>(core::kIq4nlValues[4 * W + 3])) << 24;
+
+// The codebook values of four 4-bit indices, one in the low nibble of each
+// byte of idx (the high nibbles clear), as signed bytes. On the device three
+// byte permutes: index k into nibble k of a selector, its low 3 bits pick
+// from entries 0..7 and from 8..15, its bit 3 picks between the two.
+STRATA_HD inline uint32_t iq4_lookup(uint32_t idx) {
+#if defined(__CUDA_ARCH__)
+  const uint32_t t = idx | (idx >> 4);                        // byte 0: i0 | i1 << 4, byte 2: i2 | i3 << 4
+  const uint32_t sel = (t & 0xffu) | ((t >> 8) & 0xff00u);   // index k in nibble k
+  const uint32_t lo = __byte_perm(kIq4Word<0>, kIq4Word<1>, sel & 0x7777u);
+  const uint32_t hi = __byte_perm(kIq4Word<2>, kIq4Word<3>, sel & 0x7777u);
+  return __byte_perm(lo, hi, 0x3210u | ((sel & 0x8888u) >> 1));
+#else
+  uint32_t v = 0;
+  for (int k = 0; k < 4; ++k) {
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(core::kIq4nlValues[(idx >> (8 * k)) & 15])) << (8 * k);
+  }
+  return v;
+#endif
+}
+
+// The codebook words of a 32-value group's 16 index bytes qs (4-byte
+// aligned where kAligned4, else 2): words 0..3 from the low nibbles (values
+// 0..15), 4..7 from the high ones.
+template <bool kAligned4>
+__device__ __forceinline__ void iq4_group_words(const uint8_t* qs, int (&w)[8]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t v = kAligned4 ? ld_u32(qs + 4 * i) : gemm_detail::ld_u32_a2(qs + 4 * i);
+    w[i] = static_cast<int>(iq4_lookup(v & 0x0F0F0F0Fu));
+    w[i + 4] = static_cast<int>(iq4_lookup((v >> 4) & 0x0F0F0F0Fu));
+  }
+}
+
+// Lane t's quants of warpgroup instruction i (wgmma_layout.h; i = 4p + w
+// takes groups 2p and 2p + 1, as Q8_0's blocks): values l, l + 1 (l = 8(i &
+// 3) + 2t) of the group at qs and of the one `next` bytes on.
+STRATA_HD inline uint32_t iq4_quant_pairs(const uint8_t* qs, int next, int i, int t) {
+  const int l = 8 * (i & 3) + 2 * t;
+  const uint8_t* q = qs + (l & 15);
+  return iq4_lookup(((wgmma::ld16(q) | (wgmma::ld16(q + next) << 16)) >> (4 * (l >> 4))) & 0x0F0F0F0Fu);
+}
+
+// Value l of a 32-value group's index bytes qs on the codebook.
+__device__ __forceinline__ float iq4_value(const uint8_t* qs, int l) {
+  return static_cast<float>(static_cast<int8_t>(iq4_lookup((qs[l & 15] >> (4 * (l >> 4))) & 0x0f)));
+}
+
+}  // namespace quant_detail
+
+// IQ4_NL: eight 18-byte blocks (2-byte aligned), each a half scale d and 16
+// bytes of codebook indices: value l < 16 in the low nibble of qs[l], value
+// 16 + l in the high one. Read as Q8_0 is, through the codebook.
+template <>
+struct QuantTraits<GgmlType::IQ4_NL> : quant_detail::WordQuants<QuantTraits<GgmlType::IQ4_NL>> {
+  static constexpr int kBytes256 = core::kQK_K / core::kQK4_NL * sizeof(core::BlockIQ4_NL);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = false;
+  static constexpr int kChunkDelta = 4;
+  static constexpr int kF16Stride = 160;
+  static constexpr int kWgStride = 144;
+  static constexpr int kWgCols = 128;
+  static constexpr int kBlock = sizeof(core::BlockIQ4_NL), kQs = offsetof(core::BlockIQ4_NL, qs);
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    const uint32_t v = gemm_detail::ld_u32_a2(B + kBlock * j + kQs + 4 * (k4 & 3));
+    return static_cast<int>(quant_detail::iq4_lookup((v >> (4 * (k4 >> 2))) & 0x0F0F0F0Fu));
+  }
+
+  __device__ __forceinline__ static void w8(const uint8_t* B, int j, int (&w)[8]) {
+    quant_detail::iq4_group_words<false>(B + kBlock * j + kQs, w);
+  }
+
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    return quant_detail::iq4_quant_pairs(B + kBlock * 2 * (i >> 2) + kQs, kBlock, i, t);
+  }
+
+  // The scales are per block (row_scale).
+  __device__ __forceinline__ static RowHead row_head(const uint8_t*) { return RowHead{0.0f, 0.0f}; }
+
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead&, int j) {
+    return RowScale{gemm_detail::ld_half(B + kBlock * j), 0.0f, 0, 0};
+  }
+
+  // (d_w * d_a) * isum.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), gemm_detail::i2f_small(lo + hi));
+  }
+
+  // (d, 0).
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    return mma::pack_half2(row_scale(B, head, j).a, 0.0f);
+  }
+
+  // d * value.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    const auto& b = static_cast<const core::BlockIQ4_NL*>(row)[i / core::kQK4_NL];
+    return __fmul_rn(quant_detail::half_bits_to_float(b.d),
+                     quant_detail::iq4_value(b.qs, static_cast<int>(i % core::kQK4_NL)));
+  }
+};
+
+// IQ4_XS: 136-byte super-blocks (8-byte aligned): d at 0, the high 2 bits of
+// the eight 6-bit group scales at 2 (bits 2j, 2j + 1), their low nibbles at 4
+// (nibble j % 2 of byte j / 2), then each group's 16 index bytes at 8 + 16j,
+// laid out as an IQ4_NL block's. Group j's scale is d * (ls_j - 32).
+template <>
+struct QuantTraits<GgmlType::IQ4_XS> : quant_detail::WordQuants<QuantTraits<GgmlType::IQ4_XS>> {
+  static constexpr int kBytes256 = sizeof(core::BlockIQ4_XS);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = false;
+  static constexpr int kChunkDelta = 4;
+  static constexpr int kF16Stride = 160;  // 10 granules of 16 bytes (the group starts 8-byte aligned)
+  static constexpr int kWgStride = 176;
+  static constexpr int kWgCols = 64;
+  static constexpr int kScalesH = offsetof(core::BlockIQ4_XS, scales_h),
+                       kScalesL = offsetof(core::BlockIQ4_XS, scales_l), kQs = offsetof(core::BlockIQ4_XS, qs);
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    const uint32_t v = gemm_detail::ld_u32(B + kQs + 16 * j + 4 * (k4 & 3));
+    return static_cast<int>(quant_detail::iq4_lookup((v >> (4 * (k4 >> 2))) & 0x0F0F0F0Fu));
+  }
+
+  __device__ __forceinline__ static void w8(const uint8_t* B, int j, int (&w)[8]) {
+    quant_detail::iq4_group_words<true>(B + kQs + 16 * j, w);
+  }
+
+  // Values 8t .. 8t + 7 of group j with one 8-byte load.
+  __device__ __forceinline__ static void w4_pair(const uint8_t* B, int j, int t, uint32_t (&w)[2]) {
+    const uint2 q = *reinterpret_cast<const uint2*>(B + kQs + 16 * j + 8 * (t & 1));
+    const int shift = 4 * (t >> 1);
+    w[0] = quant_detail::iq4_lookup((q.x >> shift) & 0x0F0F0F0Fu);
+    w[1] = quant_detail::iq4_lookup((q.y >> shift) & 0x0F0F0F0Fu);
+  }
+
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    return quant_detail::iq4_quant_pairs(B + kQs + 32 * (i >> 2), 16, i, t);
+  }
+
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
+    return RowHead{gemm_detail::ld_half(B), 0.0f};
+  }
+
+  // ls_j - 32, as core::unpack_scale_iq4_xs less 32.
+  __device__ __forceinline__ static int group_scale(const uint8_t* B, int j) {
+    const int low = (B[kScalesL + (j >> 1)] >> (4 * (j & 1))) & 0x0f;
+    const int high = (B[kScalesH + (j >> 2)] >> (2 * (j & 3))) & 3;
+    return (low | (high << 4)) - 32;
+  }
+
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    return RowScale{head.d, 0.0f, group_scale(B, j), 0};
+  }
+
+  // (d * a.d) * ((ls_j - 32) * isum); |(ls_j - 32) * isum| < 2^24, so exact.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * (lo + hi)));
+  }
+
+  // (d * (ls_j - 32), 0): exact in F32, rounded to F16.
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    return mma::pack_half2(__fmul_rn(head.d, static_cast<float>(group_scale(B, j))), 0.0f);
+  }
+
+  // (d * (ls_j - 32)) * value.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    const auto* B = reinterpret_cast<const uint8_t*>(static_cast<const core::BlockIQ4_XS*>(row) + i / core::kQK_K);
+    const int e = static_cast<int>(i % core::kQK_K), j = e / 32;
+    const float dl = __fmul_rn(gemm_detail::ld_half(B), static_cast<float>(group_scale(B, j)));
+    return __fmul_rn(dl, quant_detail::iq4_value(B + kQs + 16 * j, e % 32));
   }
 };
 

@@ -27,8 +27,8 @@
 // first_chunk(i) + delta (the type's kChunkDelta), as its core matrices along K. The pairs are
 // chosen so that one 2-byte load per row gives a lane both of its pairs:
 // the two chunks sit in the same GGUF bytes (low and high nibbles; Q5_K's
-// and Q6_K's high bits in one more pair of bytes), Q8_0 excepted (two
-// loads). Lane t's pair of a chunk is values 8c + 2t, 8c + 2t + 1, the
+// and Q6_K's high bits in one more pair of bytes), Q8_0 and the IQ4 types
+// excepted (two loads). Lane t's pair of a chunk is values 8c + 2t, 8c + 2t + 1, the
 // activation tile stores each chunk whole, and the sum over k of an
 // instruction is the same for any pairing, so A and B only have to agree:
 // the tile puts instruction i's two chunks side by side as its logical K
@@ -53,7 +53,7 @@ inline constexpr int kSbo = kAtomBytes;   // groups of 8 columns are adjacent in
 // The chunk order is the weight type's (QuantTraits::kChunkDelta): delta,
 // the chunks between an instruction's two core matrices, is 4 where a
 // byte's other nibble or the next block lies 32 values on (Q4_K, Q5_K,
-// Q8_0) and 8 where it lies 64 values on (Q6_K).
+// Q8_0, IQ4_NL, IQ4_XS) and 8 where it lies 64 values on (Q6_K).
 
 // The first chunk of instruction i (0..15).
 //   delta 4: i = 4 p + w: chunk 8 p + w, the second 8 p + 4 + w

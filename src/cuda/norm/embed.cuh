@@ -14,8 +14,8 @@ namespace strata::cuda {
 // n_cols) bytes on the device; ids: [T] int32 on the device; out: [T][n_cols]
 // F32. An id outside [0, n_rows) gives a row of NaN (the engine checks token
 // ids on the host; NaN makes a miss visible downstream). T == 0 does nothing.
-// Throws Error(STRATA_ERR_UNSUPPORTED) for a type other than F32, F16, BF16,
-// Q8_0, Q4_K, Q5_K, Q6_K, and Error(STRATA_ERR_INVALID_ARGUMENT) for n_cols
+// Throws Error(STRATA_ERR_UNSUPPORTED) for a type off the Embed list
+// (cuda/gemm/type_paths.h), and Error(STRATA_ERR_INVALID_ARGUMENT) for n_cols
 // not a positive multiple of the block size, n_rows < 1 or T < 0.
 void get_rows(core::GgmlType type, const void* table, int64_t n_rows, int64_t n_cols, const int32_t* ids, int64_t T,
               float* out, cudaStream_t stream);
