@@ -16,7 +16,7 @@ namespace {
 
 const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q2_K,
                                 GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_NL,
-                                GgmlType::IQ4_XS};
+                                GgmlType::IQ4_XS, GgmlType::IQ3_XXS, GgmlType::IQ2_XXS};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -58,6 +58,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::Q2_K: return 0.339;    // 0.3273 .. 0.3294
     case GgmlType::IQ4_NL: return 0.0810;  // 0.0773 .. 0.0779
     case GgmlType::IQ4_XS: return 0.0815;  // 0.0777 .. 0.0783
+    case GgmlType::IQ3_XXS: return 0.222;  // 0.2108 .. 0.2135 (8 seeds)
+    case GgmlType::IQ2_XXS: return 0.425;  // 0.4051 .. 0.4069 (8 seeds)
     default: FAIL("no bound"); return 0;
   }
 }
@@ -93,7 +95,14 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
     auto x = gaussian(rng, 256 * 16, 1.0f);
     for (size_t i = 7; i < x.size(); i += 256) x[i] = 40.0f;
     const auto y = roundtrip(t, x);
-    for (size_t i = 7; i < x.size(); i += 256) CHECK(std::abs(y[i] - 40.0f) <= 40.0f * 0.04f);
+    // The grid types have too few levels to keep both: IQ2_XXS's magnitudes
+    // span 8 .. 43 only, so the least-squares scale of the outlier's group
+    // gives it about 21 (IQ3_XXS about 36); it stays the group's largest.
+    const bool grid = t == GgmlType::IQ2_XXS || t == GgmlType::IQ3_XXS;
+    for (size_t i = 7; i < x.size(); i += 256) {
+      CHECK(std::abs(y[i] - 40.0f) <= 40.0f * (grid ? 0.5f : 0.04f));
+      for (size_t j = i - 7; j < i + 25; ++j) CHECK(std::abs(y[j]) <= y[i]);
+    }
     for (float v : y) REQUIRE(std::isfinite(v));
     // Block scales past the F16 range saturate: values clip, never inf/NaN.
     if (type_traits(t).block_size > 1) {
@@ -391,6 +400,27 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
     }
   }
   CHECK(vec_dot(GgmlType::IQ4_XS, xs.data(), a.data(), n) == acc);
+
+  // The grid types: d times 1/8 (IQ2_XXS) or 1/4 (IQ3_XXS), each group's isum times 2s + 1.
+  auto grid_dot = [&](auto* blocks, float factor) {
+    float sum = 0;
+    for (int64_t s = 0; s < n / 256; ++s) {
+      for (int ib = 0; ib < 8; ++ib) {
+        const BlockQ8A& ab = a[8 * s + ib];
+        int32_t isum = 0;
+        for (int j = 0; j < 32; ++j) isum += grid_value(blocks[s], ib, j) * ab.qs[j];
+        const int odd = static_cast<int>(2 * (grid_word(blocks[s], ib) >> 28) + 1);
+        sum += mul(mul(mul(fp16_to_f32(blocks[s].d), factor), ab.d), static_cast<float>(odd * isum));
+      }
+    }
+    return sum;
+  };
+  std::vector<BlockIQ2_XXS> g2(n / 256);
+  quantize_row(GgmlType::IQ2_XXS, w.data(), g2.data(), n);
+  CHECK(vec_dot(GgmlType::IQ2_XXS, g2.data(), a.data(), n) == grid_dot(g2.data(), 0.125f));
+  std::vector<BlockIQ3_XXS> g3(n / 256);
+  quantize_row(GgmlType::IQ3_XXS, w.data(), g3.data(), n);
+  CHECK(vec_dot(GgmlType::IQ3_XXS, g3.data(), a.data(), n) == grid_dot(g3.data(), 0.25f));
 
   acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += mul(fp16_to_f32(f32_to_fp16(w[i])), x[i]);

@@ -6,6 +6,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
 #include "unit/test_random.h"
@@ -66,6 +67,8 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
     auto q8 = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
     auto nl = random_blocks<BlockIQ4_NL>(rng, 8 * kSuper, {0});
     auto xs = random_blocks<BlockIQ4_XS>(rng, kSuper, {0});
+    auto g2 = random_blocks<BlockIQ2_XXS>(rng, kSuper, {0});
+    auto g3 = random_blocks<BlockIQ3_XXS>(rng, kSuper, {0});
     if (row == 0) {  // extremes: every quant at its largest magnitude
       for (auto& b : q2) std::memset(b.qs, 0xff, sizeof b.qs), std::memset(b.scales, 0xff, sizeof b.scales);
       for (auto& b : q3) std::memset(b.qs, 0, sizeof b.qs), std::memset(b.hmask, 0, sizeof b.hmask);  // q = -4
@@ -75,6 +78,9 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
       for (auto& b : q8) std::memset(b.qs, 0x80, sizeof b.qs);                                   // q = -128
       for (auto& b : nl) std::memset(b.qs, 0, sizeof b.qs);                                       // -127
       for (auto& b : xs) std::memset(b.qs, 0, sizeof b.qs), b.scales_h = 0, std::memset(b.scales_l, 0, 4);  // -32, -127
+      // Grid indices 255, sign codes 127 (every element negated), scales 15.
+      for (auto& b : g2) std::memset(b.qs, 0xff, sizeof b.qs);
+      for (auto& b : g3) std::memset(b.qs, 0xff, sizeof b.qs);
     }
     INFO("row " << row);
     CHECK(same(dot_q2_k_avx2(q2.data(), a.data(), kSuper), dot_q2_k_portable(q2.data(), a.data(), kSuper)));
@@ -85,6 +91,8 @@ TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
     CHECK(same(dot_q8_0_avx2(q8.data(), a.data(), 8 * kSuper), dot_q8_0_portable(q8.data(), a.data(), 8 * kSuper)));
     CHECK(same(dot_iq4_nl_avx2(nl.data(), a.data(), 8 * kSuper), dot_iq4_nl_portable(nl.data(), a.data(), 8 * kSuper)));
     CHECK(same(dot_iq4_xs_avx2(xs.data(), a.data(), kSuper), dot_iq4_xs_portable(xs.data(), a.data(), kSuper)));
+    CHECK(same(dot_iq2_xxs_avx2(g2.data(), a.data(), kSuper), dot_iq2_xxs_portable(g2.data(), a.data(), kSuper)));
+    CHECK(same(dot_iq3_xxs_avx2(g3.data(), a.data(), kSuper), dot_iq3_xxs_portable(g3.data(), a.data(), kSuper)));
   }
   // vec_dot takes the AVX2 forms here.
   const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);
@@ -97,7 +105,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   INFO("seed=" << rng.seed);
   const int64_t n = 256 * kSuper;
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
-                        GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ3_XXS, GgmlType::F32,
+                        GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {
@@ -136,6 +145,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
     std::vector<BlockQ8_0> q8[4];
     std::vector<BlockIQ4_NL> nl[4];
     std::vector<BlockIQ4_XS> xs[4];
+    std::vector<BlockIQ2_XXS> g2[4];
+    std::vector<BlockIQ3_XXS> g3[4];
     for (int r = 0; r < 4; ++r) {
       q2[r] = random_blocks<BlockQ2_K>(rng, kSuper, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)});
       q3[r] = random_blocks<BlockQ3_K>(rng, kSuper, {offsetof(BlockQ3_K, d)});
@@ -145,6 +156,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
       q8[r] = random_blocks<BlockQ8_0>(rng, 8 * kSuper, {0});
       nl[r] = random_blocks<BlockIQ4_NL>(rng, 8 * kSuper, {0});
       xs[r] = random_blocks<BlockIQ4_XS>(rng, kSuper, {0});
+      g2[r] = random_blocks<BlockIQ2_XXS>(rng, kSuper, {0});
+      g3[r] = random_blocks<BlockIQ3_XXS>(rng, kSuper, {0});
     }
     const BlockQ2_K* x2[4] = {q2[0].data(), q2[1].data(), q2[2].data(), q2[3].data()};
     const BlockQ3_K* x3[4] = {q3[0].data(), q3[1].data(), q3[2].data(), q3[3].data()};
@@ -154,7 +167,9 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
     const BlockQ8_0* x8[4] = {q8[0].data(), q8[1].data(), q8[2].data(), q8[3].data()};
     const BlockIQ4_NL* xn[4] = {nl[0].data(), nl[1].data(), nl[2].data(), nl[3].data()};
     const BlockIQ4_XS* xx[4] = {xs[0].data(), xs[1].data(), xs[2].data(), xs[3].data()};
-    float o2[4], o3[4], o4[4], o5[4], o6[4], o8[4], on[4], ox[4];
+    const BlockIQ2_XXS* xg2[4] = {g2[0].data(), g2[1].data(), g2[2].data(), g2[3].data()};
+    const BlockIQ3_XXS* xg3[4] = {g3[0].data(), g3[1].data(), g3[2].data(), g3[3].data()};
+    float o2[4], o3[4], o4[4], o5[4], o6[4], o8[4], on[4], ox[4], og2[4], og3[4];
     dot4_q2_k_avx2(x2, a.data(), kSuper, o2);
     dot4_q3_k_avx2(x3, a.data(), kSuper, o3);
     dot4_q4_k_avx2(x4, a.data(), kSuper, o4);
@@ -163,6 +178,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
     dot4_q8_0_avx2(x8, a.data(), 8 * kSuper, o8);
     dot4_iq4_nl_avx2(xn, a.data(), 8 * kSuper, on);
     dot4_iq4_xs_avx2(xx, a.data(), kSuper, ox);
+    dot4_iq2_xxs_avx2(xg2, a.data(), kSuper, og2);
+    dot4_iq3_xxs_avx2(xg3, a.data(), kSuper, og3);
     for (int r = 0; r < 4; ++r) {
       INFO("rep " << rep << " row " << r);
       CHECK(same(o2[r], dot_q2_k_portable(x2[r], a.data(), kSuper)));
@@ -173,6 +190,8 @@ TEST_CASE("The four-row AVX2 dot products equal the plain loops bit for bit") {
       CHECK(same(o8[r], dot_q8_0_portable(x8[r], a.data(), 8 * kSuper)));
       CHECK(same(on[r], dot_iq4_nl_portable(xn[r], a.data(), 8 * kSuper)));
       CHECK(same(ox[r], dot_iq4_xs_portable(xx[r], a.data(), kSuper)));
+      CHECK(same(og2[r], dot_iq2_xxs_portable(xg2[r], a.data(), kSuper)));
+      CHECK(same(og3[r], dot_iq3_xxs_portable(xg3[r], a.data(), kSuper)));
     }
   }
 }

@@ -1,13 +1,16 @@
 // Helpers for the quant tests: a seeded RNG and per-element decoders written from the GGUF layout.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/quant/quant.h"
 #include "core/quant/quant_blocks.h"
+#include "core/quant/quant_tables.h"
 
 namespace strata::core::testing {
 
@@ -88,6 +91,36 @@ inline int iq4_index(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 15 : qs
 // Signed: the 6-bit scale of IQ4_XS group ib minus 32.
 inline int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
   return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 15) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
+}
+
+// The eight sign bits of a parity-packed 7-bit code, as QUANT_TYPES.md states
+// them: the code with bit 7 its parity (bit j set: element j negated).
+inline int grid_sign_bits(uint32_t code) { return static_cast<int>(code | ((std::popcount(code) & 1u) << 7)); }
+
+// The sign-and-scale word of a grid type's group ib (IQ2_XXS: bytes 4..7 of
+// its eight; IQ3_XXS: the u32 at qs + 64 + 4 ib).
+inline uint32_t grid_word(const BlockIQ2_XXS& b, int ib) {
+  uint32_t w;
+  std::memcpy(&w, b.qs + 4 * ib + 2, 4);
+  return w;
+}
+inline uint32_t grid_word(const BlockIQ3_XXS& b, int ib) {
+  uint32_t w;
+  std::memcpy(&w, b.qs + 64 + 4 * ib, 4);
+  return w;
+}
+
+// The signed grid magnitude of element j (0..31) of group ib: its 8-group l
+// = j / 8 takes grid point idx[l] (IQ2_XXS, eight magnitudes) or idx[2l],
+// idx[2l + 1] (IQ3_XXS, four each), signed by code l of the word.
+inline int grid_value(const BlockIQ2_XXS& b, int ib, int j) {
+  const auto* idx = reinterpret_cast<const uint8_t*>(b.qs + 4 * ib);
+  const int m = static_cast<int>((kIq2xxsGrid[idx[j / 8]] >> (8 * (j % 8))) & 255);
+  return (grid_sign_bits((grid_word(b, ib) >> (7 * (j / 8))) & 127) >> (j % 8)) & 1 ? -m : m;
+}
+inline int grid_value(const BlockIQ3_XXS& b, int ib, int j) {
+  const int m = static_cast<int>((kIq3xxsGrid[b.qs[8 * ib + j / 4]] >> (8 * (j % 4))) & 255);
+  return (grid_sign_bits((grid_word(b, ib) >> (7 * (j / 8))) & 127) >> (j % 8)) & 1 ? -m : m;
 }
 
 }  // namespace strata::core::testing

@@ -178,7 +178,9 @@ GgmlType output_type(GgmlType quant) {
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
     case GgmlType::IQ4_NL:
-    case GgmlType::IQ4_XS: return GgmlType::Q6_K;
+    case GgmlType::IQ4_XS:
+    case GgmlType::IQ3_XXS:
+    case GgmlType::IQ2_XXS: return GgmlType::Q6_K;
     default: return quant;
   }
 }
@@ -186,11 +188,12 @@ GgmlType output_type(GgmlType quant) {
 // The type for a matrix whose rows have `row_len` elements: `want`, or a
 // 32-block type where the row is not a whole number of `want` blocks (tiny's
 // 128-wide expert down rows under a K-quant), as llama.cpp's quantizer also
-// falls back (Q5_0, IQ4_NL or Q8_0 by the wanted type): IQ4_NL for IQ4_XS,
-// Q8_0 for the others.
+// falls back (Q5_0, IQ4_NL or Q8_0 by the wanted type): IQ4_NL for the IQ
+// types, Q8_0 for the others.
 GgmlType fit_type(GgmlType want, int64_t row_len) {
   if (row_len % type_traits(want).block_size == 0) return want;
-  if (row_len % 32 == 0) return want == GgmlType::IQ4_XS ? GgmlType::IQ4_NL : GgmlType::Q8_0;
+  const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ2_XXS;
+  if (row_len % 32 == 0) return iq ? GgmlType::IQ4_NL : GgmlType::Q8_0;
   return GgmlType::F16;
 }
 
@@ -204,7 +207,8 @@ struct SynthQuant {
 constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12}, {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17},
     {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},  {GgmlType::F16, 1},   {GgmlType::BF16, 32},
-    {GgmlType::F32, 0},     {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30},
+    {GgmlType::F32, 0},     {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
+    {GgmlType::IQ2_XXS, 19},
 };
 
 // nullptr for a type this generator does not write.

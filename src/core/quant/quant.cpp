@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
 
@@ -195,9 +196,13 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
       q8a_kernels<BlockQ6_K, dequantize_q6_k, quantize_q6_k,
                   dot_q6_k_portable, dot_q6_k_avx2, dot4_q6_k_avx2>());
   set(GgmlType::Q8_K, "q8_K", 256, 292);
-  set(GgmlType::IQ2_XXS, "iq2_xxs", 256, 66);
+  set(GgmlType::IQ2_XXS, "iq2_xxs", 256, 66,
+      q8a_kernels<BlockIQ2_XXS, dequantize_iq2_xxs, quantize_iq2_xxs,
+                  dot_iq2_xxs_portable, dot_iq2_xxs_avx2, dot4_iq2_xxs_avx2>());
   set(GgmlType::IQ2_XS, "iq2_xs", 256, 74);
-  set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98);
+  set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98,
+      q8a_kernels<BlockIQ3_XXS, dequantize_iq3_xxs, quantize_iq3_xxs,
+                  dot_iq3_xxs_portable, dot_iq3_xxs_avx2, dot4_iq3_xxs_avx2>());
   set(GgmlType::IQ1_S, "iq1_s", 256, 50);
   set(GgmlType::IQ4_NL, "iq4_nl", 32, 18,
       q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl,

@@ -76,7 +76,10 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // F16 super-block scales rounded up so that nothing clips on their account,
 // values rounded to nearest against the stored scales. The codebook types
 // (IQ4_NL, IQ4_XS) take the least-squares scale of a first assignment and
-// then the nearest codebook point of every value. Inputs must be finite;
+// then the nearest codebook point of every value; the grid types (IQ2_XXS,
+// IQ3_XXS) likewise, each 8-group's signs those of its values (the smallest
+// one flipped where the count of negatives is odd) and its magnitudes the
+// grid point nearest them rounded to the grid's levels. Inputs must be finite;
 // block scales beyond the F16 range saturate.
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 
@@ -136,6 +139,11 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //   IQ4_XS: per super-block, per 32-element group j = 0..7 (one Q8A block):
 //          isum as IQ4_NL's; acc += (d * a.d) * (float)((ls_j - 32) * isum)
 //          (int32, exact: |(ls_j - 32) * isum| <= 32 * 32 * 127 * 127 < 2^24).
+//   IQ2_XXS: per super-block, per 32-element group j = 0..7 (one Q8A block):
+//          isum = sum m[i]*qa[i] with m the signed grid magnitudes (int32);
+//          acc += ((d * 0.125f) * a.d) * (float)((2 s_j + 1) * isum)
+//          (exact: |(2 s_j + 1) * isum| <= 31 * 43 * 127 * 32 < 2^24).
+//   IQ3_XXS: as IQ2_XXS with d * 0.25f (|isum| <= 62 * 127 * 32).
 float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
 
 // out[r] = vec_dot(w, rows[r], act, n) for r = 0..3, bit for bit; faster

@@ -9,6 +9,7 @@
 // the portable code writes it.
 #include "core/quant/quant_avx2.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -36,7 +37,9 @@ namespace strata::core {
   X(q5_k, BlockQ5_K, dot_minmax_rows)                                                                           \
   X(q6_k, BlockQ6_K, dot_q6_k_rows)                                                                             \
   X(iq4_nl, BlockIQ4_NL, dot_block32_rows)                                                                      \
-  X(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)
+  X(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)                                                                       \
+  X(iq2_xxs, BlockIQ2_XXS, dot_grid_rows)                                                                       \
+  X(iq3_xxs, BlockIQ3_XXS, dot_grid_rows)
 
 #ifdef STRATA_AVX2
 
@@ -428,6 +431,85 @@ STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const Block
       for (int g = 0; g < 8; ++g) part[g] = dot_signed(iq4_values(b.qs + 16 * g, codebook), ab[g]);
       const __m256i isum = _mm256_mullo_epi32(totals(part), scales_iq4_xs(b));
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(isum));
+    }
+    add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
+// ---- IQ2_XXS and IQ3_XXS: grid points, parity-packed signs ---------------
+
+// A 32-group's grid magnitudes as unsigned bytes in element order, its
+// sign-and-scale word (sign codes at 7l, s at 28) and d's factor (d * (2s +
+// 1) / 8 or / 4 is the group's scale: 0.125 or 0.25).
+STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ2_XXS& b, int g) {
+  uint8_t idx[4];
+  std::memcpy(idx, b.qs + 4 * g, 4);
+  return _mm256_setr_epi64x(static_cast<int64_t>(kIq2xxsGrid[idx[0]]), static_cast<int64_t>(kIq2xxsGrid[idx[1]]),
+                            static_cast<int64_t>(kIq2xxsGrid[idx[2]]), static_cast<int64_t>(kIq2xxsGrid[idx[3]]));
+}
+STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ3_XXS& b, int g) {
+  const uint8_t* q = b.qs + 8 * g;
+  return _mm256_setr_epi64x(
+      static_cast<int64_t>(kIq3xxsGrid[q[0]] | static_cast<uint64_t>(kIq3xxsGrid[q[1]]) << 32),
+      static_cast<int64_t>(kIq3xxsGrid[q[2]] | static_cast<uint64_t>(kIq3xxsGrid[q[3]]) << 32),
+      static_cast<int64_t>(kIq3xxsGrid[q[4]] | static_cast<uint64_t>(kIq3xxsGrid[q[5]]) << 32),
+      static_cast<int64_t>(kIq3xxsGrid[q[6]] | static_cast<uint64_t>(kIq3xxsGrid[q[7]]) << 32));
+}
+inline uint32_t grid_word(const BlockIQ2_XXS& b, int g) {
+  uint32_t w;
+  std::memcpy(&w, b.qs + 4 * g + 2, 4);
+  return w;
+}
+inline uint32_t grid_word(const BlockIQ3_XXS& b, int g) {
+  uint32_t w;
+  std::memcpy(&w, b.qs + 64 + 4 * g, 4);
+  return w;
+}
+constexpr float grid_d_factor(const BlockIQ2_XXS*) { return 0.125f; }
+constexpr float grid_d_factor(const BlockIQ3_XXS*) { return 0.25f; }
+
+// Each 7-bit sign code's eight signs as bytes, +1 or -1 (0xff) where bit j of
+// kSignsIq2xs[code] negates element j.
+constexpr std::array<uint64_t, 128> make_sign_bytes() {
+  std::array<uint64_t, 128> t{};
+  for (int c = 0; c < 128; ++c) {
+    for (int j = 0; j < 8; ++j) t[c] |= static_cast<uint64_t>((kSignsIq2xs[c] >> j) & 1 ? 0xff : 0x01) << (8 * j);
+  }
+  return t;
+}
+constexpr std::array<uint64_t, 128> kSignBytes = make_sign_bytes();
+
+// +1 or -1 in each byte of a 32-group from its word's four sign codes (bits 7l).
+STRATA_TARGET_AVX2 inline __m256i grid_signs(uint32_t w) {
+  return _mm256_setr_epi64x(static_cast<int64_t>(kSignBytes[w & 127]), static_cast<int64_t>(kSignBytes[(w >> 7) & 127]),
+                            static_cast<int64_t>(kSignBytes[(w >> 14) & 127]),
+                            static_cast<int64_t>(kSignBytes[(w >> 21) & 127]));
+}
+
+// R rows of a grid type, as IQ4_XS's: per super-block the eight groups'
+// isums (magnitudes times the signed activations) in lanes, times 2s + 1
+// (exact in int32), then ((d * factor) * a.d) * (float) each, added group by group.
+template <int R, typename Block>
+STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 8 * i;
+    const __m256 ad = act_d(ab);
+    __m256 t[R];
+    for (int r = 0; r < R; ++r) {
+      const Block& b = x[r][i];
+      prefetch_block(&x[r][i + kPrefetchBlocks]);
+      __m256i part[8];
+      int odd[8];
+      for (int g = 0; g < 8; ++g) {
+        const uint32_t w = grid_word(b, g);
+        part[g] = dot_bytes(grid_magnitudes(b, g), _mm256_sign_epi8(load32(ab[g].qs), grid_signs(w)));
+        odd[g] = static_cast<int>(2 * (w >> 28) + 1);
+      }
+      const __m256i isum = _mm256_mullo_epi32(totals(part), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd)));
+      const float dw = half_to_float(b.d) * grid_d_factor(&b);
+      t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(dw), ad), as_float(isum));
     }
     add_terms<R>(acc, t);
   }

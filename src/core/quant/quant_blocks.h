@@ -159,6 +159,25 @@ inline uint8_t unpack_scale_iq4_xs(const BlockIQ4_XS& b, int ib) {
   return static_cast<uint8_t>(low | (high << 4));
 }
 
+// IQ2_XXS: per 32-group ib, eight bytes at qs + 4 ib: bytes 0..3 index
+// kIq2xxsGrid for its four 8-groups; bytes 4..7 are a u32 w whose bits 7l ..
+// 7l + 6 are 8-group l's sign code (kSignsIq2xs) and bits 28..31 the scale
+// s: x = d * (0.5 + s) * 0.25 * grid byte, negated where the sign says.
+struct BlockIQ2_XXS {
+  uint16_t d;
+  uint16_t qs[kQK_K / 8];
+};
+static_assert(sizeof(BlockIQ2_XXS) == 66);
+
+// IQ3_XXS: qs[8 ib .. 8 ib + 7] index kIq3xxsGrid twice per 8-group (its
+// elements 0..3, then 4..7); the u32 at qs + 64 + 4 ib holds the sign codes
+// and scale as IQ2_XXS's w: x = d * (0.5 + s) * 0.5 * grid byte, signed.
+struct BlockIQ3_XXS {
+  uint16_t d;
+  uint8_t qs[3 * kQK_K / 8];
+};
+static_assert(sizeof(BlockIQ3_XXS) == 98);
+
 // Inverse of unpack_scale_iq4_xs over the eight groups; ls must be < 64.
 inline void pack_scales_iq4_xs(const uint8_t ls[8], BlockIQ4_XS& b) {
   b.scales_h = 0;
