@@ -439,32 +439,21 @@ STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const Block
 
 // ---- IQ2_XXS and IQ3_XXS: grid points, parity-packed signs ---------------
 
-// A 32-group's grid magnitudes as unsigned bytes in element order, its
-// sign-and-scale word (sign codes at 7l, s at 28) and d's factor (d * (2s +
-// 1) / 8 or / 4 is the group's scale: 0.125 or 0.25).
+// A 32-group's grid magnitudes as unsigned bytes in element order (indices:
+// quant_blocks.h's iq_grid_indices), and d's factor (d * (2s + 1) / 8 or / 4
+// is the group's scale: 0.125 or 0.25).
 STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ2_XXS& b, int g) {
-  uint8_t idx[4];
-  std::memcpy(idx, b.qs + 4 * g, 4);
+  const uint8_t* idx = iq_grid_indices(b, g);
   return _mm256_setr_epi64x(static_cast<int64_t>(kIq2xxsGrid[idx[0]]), static_cast<int64_t>(kIq2xxsGrid[idx[1]]),
                             static_cast<int64_t>(kIq2xxsGrid[idx[2]]), static_cast<int64_t>(kIq2xxsGrid[idx[3]]));
 }
 STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ3_XXS& b, int g) {
-  const uint8_t* q = b.qs + 8 * g;
+  const uint8_t* q = iq_grid_indices(b, g);
   return _mm256_setr_epi64x(
       static_cast<int64_t>(kIq3xxsGrid[q[0]] | static_cast<uint64_t>(kIq3xxsGrid[q[1]]) << 32),
       static_cast<int64_t>(kIq3xxsGrid[q[2]] | static_cast<uint64_t>(kIq3xxsGrid[q[3]]) << 32),
       static_cast<int64_t>(kIq3xxsGrid[q[4]] | static_cast<uint64_t>(kIq3xxsGrid[q[5]]) << 32),
       static_cast<int64_t>(kIq3xxsGrid[q[6]] | static_cast<uint64_t>(kIq3xxsGrid[q[7]]) << 32));
-}
-inline uint32_t grid_word(const BlockIQ2_XXS& b, int g) {
-  uint32_t w;
-  std::memcpy(&w, b.qs + 4 * g + 2, 4);
-  return w;
-}
-inline uint32_t grid_word(const BlockIQ3_XXS& b, int g) {
-  uint32_t w;
-  std::memcpy(&w, b.qs + 64 + 4 * g, 4);
-  return w;
 }
 constexpr float grid_d_factor(const BlockIQ2_XXS*) { return 0.125f; }
 constexpr float grid_d_factor(const BlockIQ3_XXS*) { return 0.25f; }
@@ -503,7 +492,7 @@ STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, 
       __m256i part[8];
       int odd[8];
       for (int g = 0; g < 8; ++g) {
-        const uint32_t w = grid_word(b, g);
+        const uint32_t w = iq_grid_word(b, g);
         part[g] = dot_bytes(grid_magnitudes(b, g), _mm256_sign_epi8(load32(ab[g].qs), grid_signs(w)));
         odd[g] = static_cast<int>(2 * (w >> 28) + 1);
       }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace strata::core {
 
@@ -177,6 +178,21 @@ struct BlockIQ3_XXS {
   uint8_t qs[3 * kQK_K / 8];
 };
 static_assert(sizeof(BlockIQ3_XXS) == 98);
+
+// Group ib of a grid type (IQ2_XXS, IQ3_XXS) within qs, the bytes after d:
+// its grid indices at 8 ib, its sign-and-scale word at iq_grid_word_offset.
+constexpr int iq_grid_word_offset(const BlockIQ2_XXS*, int ib) { return 8 * ib + 4; }
+constexpr int iq_grid_word_offset(const BlockIQ3_XXS*, int ib) { return 64 + 4 * ib; }
+template <typename Block>
+const uint8_t* iq_grid_indices(const Block& b, int ib) {
+  return reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
+}
+template <typename Block>
+uint32_t iq_grid_word(const Block& b, int ib) {
+  uint32_t w;
+  std::memcpy(&w, reinterpret_cast<const uint8_t*>(b.qs) + iq_grid_word_offset(&b, ib), 4);
+  return w;
+}
 
 // Inverse of unpack_scale_iq4_xs over the eight groups; ls must be < 64.
 inline void pack_scales_iq4_xs(const uint8_t ls[8], BlockIQ4_XS& b) {

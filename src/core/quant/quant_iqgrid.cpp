@@ -17,7 +17,8 @@ namespace {
 // points), on the ascending levels (mids: the midpoints between neighbours);
 // a 32-group's scale is d * (2s + 1) / factor for its 4-bit s. The
 // quantizer tries the scales that map a group's largest magnitude to the
-// lowest level (flat groups) and to each of the `top` highest.
+// lowest level (flat groups) and to each of the `top` highest, and looks
+// points up in `nearest()` (make_nearest's map, built on first use).
 struct Grid {
   int dims;
   int factor;
@@ -26,6 +27,7 @@ struct Grid {
   const float* mids;
   int top;
   uint8_t (*magnitude)(int index, int k);
+  const std::vector<uint8_t>& (*nearest)();
 
   // The index of the level nearest m (ties to the lower).
   int level_of(float m) const {
@@ -42,8 +44,18 @@ constexpr int kIq2xxsLevels[] = {8, 25, 43};
 constexpr float kIq2xxsMids[] = {16.5f, 34.0f};
 constexpr int kIq3xxsLevels[] = {4, 12, 20, 28, 36, 44, 52, 62};
 constexpr float kIq3xxsMids[] = {8.0f, 16.0f, 24.0f, 32.0f, 40.0f, 48.0f, 57.0f};
-constexpr Grid kIq2xxs{8, 8, 3, kIq2xxsLevels, kIq2xxsMids, 2, iq2xxs_magnitude};
-constexpr Grid kIq3xxs{4, 4, 8, kIq3xxsLevels, kIq3xxsMids, 3, iq3xxs_magnitude};
+const std::vector<uint8_t>& iq2xxs_nearest();
+const std::vector<uint8_t>& iq3xxs_nearest();
+constexpr Grid kIq2xxs{8, 8, 3, kIq2xxsLevels, kIq2xxsMids, 2, iq2xxs_magnitude, iq2xxs_nearest};
+constexpr Grid kIq3xxs{4, 4, 8, kIq3xxsLevels, kIq3xxsMids, 3, iq3xxs_magnitude, iq3xxs_nearest};
+
+// Each type's grid (grid_of<Block>).
+template <class Block>
+constexpr const Grid& grid_of();
+template <>
+constexpr const Grid& grid_of<BlockIQ2_XXS>() { return kIq2xxs; }
+template <>
+constexpr const Grid& grid_of<BlockIQ3_XXS>() { return kIq3xxs; }
 
 // Every point of levels^dims (key: the level indices, base n_levels, first
 // magnitude lowest) to the grid point nearest it (squared distance; ties to
@@ -68,11 +80,13 @@ std::vector<uint8_t> make_nearest(const Grid& g) {
   return nearest;
 }
 
-// The nearest-point map of each grid, built on first use by a quantizer.
-const std::vector<uint8_t>& nearest_map(const Grid& g) {
-  static const std::vector<uint8_t> iq2xxs = make_nearest(kIq2xxs);
-  static const std::vector<uint8_t> iq3xxs = make_nearest(kIq3xxs);
-  return &g == &kIq2xxs ? iq2xxs : iq3xxs;
+const std::vector<uint8_t>& iq2xxs_nearest() {
+  static const std::vector<uint8_t> map = make_nearest(kIq2xxs);
+  return map;
+}
+const std::vector<uint8_t>& iq3xxs_nearest() {
+  static const std::vector<uint8_t> map = make_nearest(kIq3xxs);
+  return map;
 }
 
 // The sign bits of 8-group l of a 32-group's sign-and-scale word w: bit j
@@ -86,7 +100,7 @@ uint8_t group_signs(uint32_t w, int l) { return kSignsIq2xs[(w >> (7 * l)) & 127
 // smallest magnitude flips too (the codes hold even counts only).
 uint32_t assign_group(const Grid& g, const float* x, float db, uint8_t* idx, int* q) {
   const float inv = db > 0.0f ? 1.0f / db : 0.0f;
-  const std::vector<uint8_t>& nearest = nearest_map(g);
+  const std::vector<uint8_t>& nearest = g.nearest();
   const int points = 8 / g.dims;
   uint32_t signs = 0;
   for (int l = 0; l < 4; ++l) {
@@ -164,7 +178,7 @@ uint16_t quantize_superblock(const Grid& g, const float* x, Put put) {
   }
   const uint16_t d16 = scale_to_fp16_up(smax * static_cast<float>(g.factor) / 31.0f);
   const float d = fp16_to_f32(d16);
-  const float half_step = g.factor == 8 ? 0.25f : 0.5f;  // (0.5 + s) * half_step = (2s + 1) / factor
+  const float half_step = 2.0f / static_cast<float>(g.factor);  // (0.5 + s) * half_step = (2s + 1) / factor
   for (int ib = 0; ib < 8; ++ib) {
     const int sc = d > 0.0f ? round_clamp((s[ib] * static_cast<float>(g.factor) / d - 1.0f) * 0.5f, 0.0f, 15.0f) : 0;
     uint8_t idx[8];
@@ -202,90 +216,59 @@ void dequantize_group(const Grid& g, const uint8_t* idx, uint32_t w, float db, f
   }
 }
 
-// IQ2_XXS group ib: its four index bytes and its word (bytes 4..7).
-const uint8_t* iq2xxs_idx(const BlockIQ2_XXS& b, int ib) { return reinterpret_cast<const uint8_t*>(b.qs + 4 * ib); }
-uint32_t iq2xxs_word(const BlockIQ2_XXS& b, int ib) {
-  uint32_t w;
-  std::memcpy(&w, b.qs + 4 * ib + 2, 4);
-  return w;
+// A row of a grid type: dequantize, quantize, and the dot with Q8A (quant.h's order: (d / factor * a.d) times
+// (2s + 1) * isum, group by group). The layout: quant_blocks.h's iq_grid_indices and iq_grid_word.
+template <class Block>
+void dequantize_grid(const Block* x, float* y, int64_t nb) {
+  const Grid& g = grid_of<Block>();
+  const float half_step = 2.0f / static_cast<float>(g.factor);
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_f32(x[i].d);
+    for (int ib = 0; ib < 8; ++ib) {
+      const uint32_t w = iq_grid_word(x[i], ib);
+      const float db = d * (0.5f + static_cast<float>(w >> 28)) * half_step;
+      dequantize_group(g, iq_grid_indices(x[i], ib), w, db, y + i * kQK_K + 32 * ib);
+    }
+  }
 }
 
-// IQ3_XXS group ib: its eight index bytes and its word.
-uint32_t iq3xxs_word(const BlockIQ3_XXS& b, int ib) {
-  uint32_t w;
-  std::memcpy(&w, b.qs + 64 + 4 * ib, 4);
-  return w;
+template <class Block>
+void quantize_grid(const float* x, Block* y, int64_t nb) {
+  const Grid& g = grid_of<Block>();
+  for (int64_t i = 0; i < nb; ++i) {
+    auto* qs = reinterpret_cast<uint8_t*>(y[i].qs);
+    y[i].d = quantize_superblock(g, x + i * kQK_K, [&](int ib, const uint8_t* idx, uint32_t w) {
+      std::memcpy(qs + 8 * ib, idx, static_cast<size_t>(32 / g.dims));
+      std::memcpy(qs + iq_grid_word_offset(&y[i], ib), &w, 4);
+    });
+  }
+}
+
+template <class Block>
+float dot_grid(const Block* x, const BlockQ8A* a, int64_t nb) {
+  const Grid& g = grid_of<Block>();
+  const float inv_factor = 1.0f / static_cast<float>(g.factor);
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const float dw = fp16_to_f32(x[i].d) * inv_factor;
+    for (int ib = 0; ib < 8; ++ib) {
+      const BlockQ8A& ab = a[8 * i + ib];
+      const uint32_t w = iq_grid_word(x[i], ib);
+      const int32_t isum = static_cast<int32_t>(2 * (w >> 28) + 1) * dot_group(g, iq_grid_indices(x[i], ib), w, ab.qs);
+      acc += (dw * ab.d) * static_cast<float>(isum);
+    }
+  }
+  return acc;
 }
 
 }  // namespace
 
-void dequantize_iq2_xxs(const BlockIQ2_XXS* x, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d = fp16_to_f32(x[i].d);
-    for (int ib = 0; ib < 8; ++ib) {
-      const uint32_t w = iq2xxs_word(x[i], ib);
-      const float db = d * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
-      dequantize_group(kIq2xxs, iq2xxs_idx(x[i], ib), w, db, y + i * kQK_K + 32 * ib);
-    }
-  }
-}
+void dequantize_iq2_xxs(const BlockIQ2_XXS* x, float* y, int64_t nb) { dequantize_grid(x, y, nb); }
+void quantize_iq2_xxs(const float* x, BlockIQ2_XXS* y, int64_t nb) { quantize_grid(x, y, nb); }
+float dot_iq2_xxs_portable(const BlockIQ2_XXS* x, const BlockQ8A* a, int64_t nb) { return dot_grid(x, a, nb); }
 
-void quantize_iq2_xxs(const float* x, BlockIQ2_XXS* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    y[i].d = quantize_superblock(kIq2xxs, x + i * kQK_K, [&](int ib, const uint8_t* idx, uint32_t w) {
-      std::memcpy(y[i].qs + 4 * ib, idx, 4);
-      std::memcpy(y[i].qs + 4 * ib + 2, &w, 4);
-    });
-  }
-}
-
-float dot_iq2_xxs_portable(const BlockIQ2_XXS* x, const BlockQ8A* a, int64_t nb) {
-  float acc = 0.0f;
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d8 = fp16_to_f32(x[i].d) * 0.125f;
-    for (int ib = 0; ib < 8; ++ib) {
-      const BlockQ8A& ab = a[8 * i + ib];
-      const uint32_t w = iq2xxs_word(x[i], ib);
-      const int32_t isum = static_cast<int32_t>(2 * (w >> 28) + 1) *
-                           dot_group(kIq2xxs, iq2xxs_idx(x[i], ib), w, ab.qs);
-      acc += (d8 * ab.d) * static_cast<float>(isum);
-    }
-  }
-  return acc;
-}
-
-void dequantize_iq3_xxs(const BlockIQ3_XXS* x, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d = fp16_to_f32(x[i].d);
-    for (int ib = 0; ib < 8; ++ib) {
-      const uint32_t w = iq3xxs_word(x[i], ib);
-      const float db = d * (0.5f + static_cast<float>(w >> 28)) * 0.5f;
-      dequantize_group(kIq3xxs, x[i].qs + 8 * ib, w, db, y + i * kQK_K + 32 * ib);
-    }
-  }
-}
-
-void quantize_iq3_xxs(const float* x, BlockIQ3_XXS* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    y[i].d = quantize_superblock(kIq3xxs, x + i * kQK_K, [&](int ib, const uint8_t* idx, uint32_t w) {
-      std::memcpy(y[i].qs + 8 * ib, idx, 8);
-      std::memcpy(y[i].qs + 64 + 4 * ib, &w, 4);
-    });
-  }
-}
-
-float dot_iq3_xxs_portable(const BlockIQ3_XXS* x, const BlockQ8A* a, int64_t nb) {
-  float acc = 0.0f;
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d4 = fp16_to_f32(x[i].d) * 0.25f;
-    for (int ib = 0; ib < 8; ++ib) {
-      const BlockQ8A& ab = a[8 * i + ib];
-      const uint32_t w = iq3xxs_word(x[i], ib);
-      const int32_t isum = static_cast<int32_t>(2 * (w >> 28) + 1) * dot_group(kIq3xxs, x[i].qs + 8 * ib, w, ab.qs);
-      acc += (d4 * ab.d) * static_cast<float>(isum);
-    }
-  }
-  return acc;
-}
+void dequantize_iq3_xxs(const BlockIQ3_XXS* x, float* y, int64_t nb) { dequantize_grid(x, y, nb); }
+void quantize_iq3_xxs(const float* x, BlockIQ3_XXS* y, int64_t nb) { quantize_grid(x, y, nb); }
+float dot_iq3_xxs_portable(const BlockIQ3_XXS* x, const BlockQ8A* a, int64_t nb) { return dot_grid(x, a, nb); }
 
 }  // namespace strata::core
