@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(7);
   for (size_t mib : {size_t(1), size_t(256)}) {
     for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
-                       GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ3_XXS, GgmlType::IQ2_XXS}) {
+                       GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
+                       GgmlType::IQ4_XS, GgmlType::IQ3_XXS, GgmlType::IQ2_XXS}) {
       bench_matvec(t, 2048, mib, rng);
     }
     bench_matvec(GgmlType::Q6_K, 768, mib, rng);

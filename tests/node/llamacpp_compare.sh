@@ -77,6 +77,14 @@ compare tiny-q3k 0.95 1.0 0.08 exact --shape tiny --quant q3_k --vocab small --s
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-q2k 0.95 1.0 0.08 exact --shape tiny --quant q2_k --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q4_0 0.95 1.0 0.08 exact --shape tiny --quant q4_0 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q4_1 0.95 1.0 0.08 exact --shape tiny --quant q4_1 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q5_0 0.95 1.0 0.08 exact --shape tiny --quant q5_0 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q5_1 0.95 1.0 0.08 exact --shape tiny --quant q5_1 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq4xs 0.95 1.0 0.08 exact --shape tiny --quant iq4_xs --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq4nl 0.95 1.0 0.08 exact --shape tiny --quant iq4_nl --vocab small --seed 7

@@ -93,7 +93,8 @@ for (const [name, shape, dtype] of want) {
 
 // Data: aligned, non-overlapping, inside the file. [elements per block, bytes per block] by type id.
 const blocks = {
-  0: [1, 4], 1: [1, 2], 8: [32, 34], 10: [256, 84], 11: [256, 110], 12: [256, 144], 13: [256, 176], 14: [256, 210],
+  0: [1, 4], 1: [1, 2], 2: [32, 18], 3: [32, 20], 6: [32, 22], 7: [32, 24], 8: [32, 34],
+  10: [256, 84], 11: [256, 110], 12: [256, 144], 13: [256, 176], 14: [256, 210],
   16: [256, 66], 18: [256, 98], 20: [32, 18], 23: [256, 136], 30: [1, 2],
 };
 const size = BigInt(statSync(file).size);

@@ -14,9 +14,11 @@ using namespace strata::core::testing;
 
 namespace {
 
-const GgmlType kComputable[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q2_K,
-                                GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_NL,
-                                GgmlType::IQ4_XS, GgmlType::IQ3_XXS, GgmlType::IQ2_XXS};
+const GgmlType kComputable[] = {GgmlType::F32,    GgmlType::F16,     GgmlType::BF16,    GgmlType::Q8_0,
+                                GgmlType::Q4_0,   GgmlType::Q4_1,    GgmlType::Q5_0,    GgmlType::Q5_1,
+                                GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,    GgmlType::Q5_K,
+                                GgmlType::Q6_K,   GgmlType::IQ4_NL,  GgmlType::IQ4_XS,  GgmlType::IQ3_XXS,
+                                GgmlType::IQ2_XXS};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -51,6 +53,10 @@ double rms_bound(GgmlType t) {
     case GgmlType::F16: return 2.15e-4;   // 2.09e-4 .. 2.10e-4
     case GgmlType::BF16: return 1.72e-3;  // 1.65e-3 .. 1.67e-3
     case GgmlType::Q8_0: return 0.0056;   // 0.00528 .. 0.00540
+    case GgmlType::Q4_0: return 0.0895;   // 0.0851 .. 0.0868
+    case GgmlType::Q4_1: return 0.0815;   // 0.0779 .. 0.0789
+    case GgmlType::Q5_0: return 0.0445;   // 0.0423 .. 0.0430
+    case GgmlType::Q5_1: return 0.0393;   // 0.0376 .. 0.0380
     case GgmlType::Q6_K: return 0.0195;   // 0.0187 .. 0.0189
     case GgmlType::Q5_K: return 0.0395;   // 0.0379 .. 0.0383
     case GgmlType::Q4_K: return 0.0815;   // 0.0780 .. 0.0789
@@ -200,6 +206,40 @@ TEST_CASE("K-quants: quantizer output decodes through the layout") {
     const BlockQ6_K& b = q6[e / 256];
     REQUIRE(y[e] == fp16_to_f32(b.d) * b.scales[(e % 256) / 16] * q6k_quant(b, e % 256));
   }
+}
+
+TEST_CASE("legacy types: quantizer output decodes through the layout") {
+  const uint32_t seed = test_seed();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  const auto x = gaussian(rng, 512, 1.0f);
+  // y = d * q (+ m) with q from the test's own decoder; every quant value of the type occurs.
+  auto check = [&x](GgmlType t, auto block) {
+    using Block = decltype(block);
+    INFO(type_traits(t).name);
+    std::vector<Block> q(16);
+    std::vector<float> y(512);
+    quantize_row(t, x.data(), q.data(), 512);
+    dequantize_row(t, q.data(), y.data(), 512);
+    std::vector<int> seen(64, 0);
+    for (int e = 0; e < 512; ++e) {
+      const Block& b = q[e / 32];
+      const int v = legacy_quant(b, e % 32);
+      seen[v + 32] = 1;
+      if constexpr (requires { b.m; }) {
+        REQUIRE(y[e] == mul(fp16_to_f32(b.d), static_cast<float>(v)) + fp16_to_f32(b.m));
+      } else {
+        REQUIRE(y[e] == fp16_to_f32(b.d) * static_cast<float>(v));
+      }
+    }
+    int levels = 0;
+    for (int s : seen) levels += s;
+    CHECK(levels == (t == GgmlType::Q4_0 || t == GgmlType::Q4_1 ? 16 : 32));
+  };
+  check(GgmlType::Q4_0, BlockQ4_0{});
+  check(GgmlType::Q4_1, BlockQ4_1{});
+  check(GgmlType::Q5_0, BlockQ5_0{});
+  check(GgmlType::Q5_1, BlockQ5_1{});
 }
 
 TEST_CASE("Q8A activations: d = amax/127, qs = roundf(x/d), sum, zero blocks") {
@@ -377,6 +417,30 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
     }
   }
   CHECK(vec_dot(GgmlType::Q6_K, q6.data(), a.data(), n) == acc);
+
+  // The legacy types: (d * a.d) * isum, plus (m * a.d) * a.sum where there is a min.
+  auto legacy_dot = [&](GgmlType t, auto block) {
+    using Block = decltype(block);
+    std::vector<Block> q(n / 32);
+    quantize_row(t, w.data(), q.data(), n);
+    float sum = 0;
+    for (int64_t b = 0; b < n / 32; ++b) {
+      int32_t isum = 0;
+      for (int j = 0; j < 32; ++j) isum += legacy_quant(q[b], j) * a[b].qs[j];
+      const float term = mul(mul(fp16_to_f32(q[b].d), a[b].d), static_cast<float>(isum));
+      if constexpr (requires { q[b].m; }) {
+        sum += term + mul(mul(fp16_to_f32(q[b].m), a[b].d), static_cast<float>(a[b].sum));
+      } else {
+        sum += term;
+      }
+    }
+    INFO(type_traits(t).name);
+    CHECK(vec_dot(t, q.data(), a.data(), n) == sum);
+  };
+  legacy_dot(GgmlType::Q4_0, BlockQ4_0{});
+  legacy_dot(GgmlType::Q4_1, BlockQ4_1{});
+  legacy_dot(GgmlType::Q5_0, BlockQ5_0{});
+  legacy_dot(GgmlType::Q5_1, BlockQ5_1{});
 
   std::vector<BlockIQ4_NL> nl(n / 32);
   quantize_row(GgmlType::IQ4_NL, w.data(), nl.data(), n);

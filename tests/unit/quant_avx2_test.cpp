@@ -9,6 +9,7 @@
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
+#include "core/quant/quant_legacy.h"
 #include "unit/test_random.h"
 
 using namespace strata::core;
@@ -48,7 +49,54 @@ std::vector<BlockQ8A> random_acts(Rng& rng, int64_t n) {
 
 bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+template <typename Block>
+using DotFn = float (*)(const Block*, const BlockQ8A*, int64_t);
+template <typename Block>
+using Dot4Fn = void (*)(const Block* const[4], const BlockQ8A*, int64_t, float[4]);
+
+// A 32-element type's one- and four-row AVX2 forms against its plain loop,
+// over random rows (F16 halves at half_offsets) and rows of all-ones bytes
+// (every nibble and fifth bit set: the largest stored quants).
+template <typename Block>
+void check_block32(Rng& rng, DotFn<Block> portable, DotFn<Block> avx2, Dot4Fn<Block> avx2x4,
+                   std::initializer_list<size_t> half_offsets) {
+  const int64_t nb = 8 * kSuper;
+  for (int rep = 0; rep < 50; ++rep) {
+    const std::vector<BlockQ8A> a = random_acts(rng, nb);
+    std::vector<Block> rows[4];
+    for (auto& r : rows) {
+      r = random_blocks<Block>(rng, nb, half_offsets);
+      if (rep == 0) {
+        for (Block& b : r) std::memset(reinterpret_cast<uint8_t*>(&b) + 2 * half_offsets.size(), 0xff,
+                                       sizeof(Block) - 2 * half_offsets.size());
+      }
+    }
+    const Block* x[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+    float out[4];
+    avx2x4(x, a.data(), nb, out);
+    for (int r = 0; r < 4; ++r) {
+      INFO("rep " << rep << " row " << r);
+      const float want = portable(x[r], a.data(), nb);
+      CHECK(same(avx2(x[r], a.data(), nb), want));
+      CHECK(same(out[r], want));
+    }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("AVX2 dot products of the legacy types equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  check_block32<BlockQ4_0>(rng, dot_q4_0_portable, dot_q4_0_avx2, dot4_q4_0_avx2, {0});
+  check_block32<BlockQ4_1>(rng, dot_q4_1_portable, dot_q4_1_avx2, dot4_q4_1_avx2, {0, 2});
+  check_block32<BlockQ5_0>(rng, dot_q5_0_portable, dot_q5_0_avx2, dot4_q5_0_avx2, {0});
+  check_block32<BlockQ5_1>(rng, dot_q5_1_portable, dot_q5_1_avx2, dot4_q5_1_avx2, {0, 2});
+}
 
 TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
   if (!cpu_has_avx2()) {
@@ -105,7 +153,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   INFO("seed=" << rng.seed);
   const int64_t n = 256 * kSuper;
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
-                        GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ3_XXS, GgmlType::F32,
+                        GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
+                        GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ3_XXS, GgmlType::F32,
                         GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);

@@ -82,6 +82,24 @@ inline int q3k_scale(const BlockQ3_K& b, int k) {
   return (low | (high << 4)) - 32;
 }
 
+// The stored quant of element e (0..31) of a legacy block, from raw bytes:
+// the low nibble of qs[e] for e < 16, else the high nibble of qs[e - 16];
+// the 5-bit types add 16 where bit e of qh (little-endian u32) is set. Q4_0
+// and Q5_0 subtract 8 / 16 (signed); Q4_1 and Q5_1 are unsigned.
+template <typename Block>
+inline int legacy_quant(const Block& b, int e) {
+  const int low = e < 16 ? b.qs[e] & 15 : b.qs[e - 16] >> 4;
+  if constexpr (requires { b.qh; }) {
+    const uint32_t h = b.qh[0] | b.qh[1] << 8 | b.qh[2] << 16 | static_cast<uint32_t>(b.qh[3]) << 24;
+    const int q = low | static_cast<int>((h >> e) & 1) << 4;
+    if constexpr (requires { b.m; }) return q;
+    return q - 16;
+  } else {
+    if constexpr (requires { b.m; }) return low;
+    return low - 8;
+  }
+}
+
 // The IQ4_NL / IQ4_XS codebook as QUANT_TYPES.md and llama.cpp's kvalues_iq4nl state it.
 inline constexpr int kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 

@@ -23,8 +23,8 @@ struct Expected {
 
 // Sizes from ggml-common.h's block structs (written out here, not derived).
 const Expected kAll[] = {
-    {0, "f32", 1, 4, true},         {1, "f16", 1, 2, true},         {2, "q4_0", 32, 18, false},
-    {3, "q4_1", 32, 20, false},     {6, "q5_0", 32, 22, false},     {7, "q5_1", 32, 24, false},
+    {0, "f32", 1, 4, true},         {1, "f16", 1, 2, true},         {2, "q4_0", 32, 18, true},
+    {3, "q4_1", 32, 20, true},     {6, "q5_0", 32, 22, true},     {7, "q5_1", 32, 24, true},
     {8, "q8_0", 32, 34, true},      {9, "q8_1", 32, 36, false},     {10, "q2_K", 256, 84, true},
     {11, "q3_K", 256, 110, true},   {12, "q4_K", 256, 144, true},   {13, "q5_K", 256, 176, true},
     {14, "q6_K", 256, 210, true},   {15, "q8_K", 256, 292, false},  {16, "iq2_xxs", 256, 66, true},
@@ -108,12 +108,13 @@ TEST_CASE("activation kind per weight type") {
   CHECK(activation_kind(GgmlType::F32) == ActivationKind::F32);
   CHECK(activation_kind(GgmlType::F16) == ActivationKind::F32);
   CHECK(activation_kind(GgmlType::BF16) == ActivationKind::F32);
-  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K,
+                     GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                      GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ3_XXS}) {
     CHECK(activation_kind(t) == ActivationKind::Q8A);
   }
   // A type without CPU kernels has no activation format: never a guessed one.
-  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ2_XS, GgmlType::MXFP4, GgmlType::Q4_0}) {
+  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ2_XS, GgmlType::MXFP4, GgmlType::Q8_1}) {
     CHECK_THROWS_AS(activation_kind(t), Error);
   }
   CHECK(activation_row_size(ActivationKind::F32, 10) == 40);
@@ -130,7 +131,7 @@ TEST_CASE("kernels refuse types they do not implement and partial blocks") {
   } catch (const Error& e) {
     CHECK(e.status() == STRATA_ERR_UNSUPPORTED);
   }
-  CHECK_THROWS_AS(quantize_row(GgmlType::Q4_0, f, buf, 32), Error);
+  CHECK_THROWS_AS(quantize_row(GgmlType::MXFP4, f, buf, 32), Error);
   CHECK_THROWS_AS(vec_dot(GgmlType::IQ2_XS, buf, buf, 256), Error);
   try {
     quantize_row(GgmlType::Q6_K, f, buf, 128);

@@ -413,7 +413,7 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
   };
   check_error(with([](SynthParams& p) { p.shape = "qwen3-7b"; }), STRATA_ERR_INVALID_ARGUMENT, "qwen3-7b");
   check_error(with([](SynthParams& p) { p.quant = "q3_x"; }), STRATA_ERR_INVALID_ARGUMENT, "q3_x");
-  check_error(with([](SynthParams& p) { p.quant = "q4_0"; }), STRATA_ERR_INVALID_ARGUMENT, "q4_0");
+  check_error(with([](SynthParams& p) { p.quant = "q8_1"; }), STRATA_ERR_INVALID_ARGUMENT, "q8_1");
   check_error(with([](SynthParams& p) { p.n_layer = -1; }), STRATA_ERR_INVALID_ARGUMENT, "n_layer");
   check_error(with([](SynthParams& p) { p.router_skew = -0.5f; }), STRATA_ERR_INVALID_ARGUMENT, "router_skew");
   check_error(with([](SynthParams& p) { p.router_skew = NAN; }), STRATA_ERR_INVALID_ARGUMENT, "router_skew");
@@ -427,7 +427,8 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
 
 TEST_CASE("synth: every quant writes a readable file") {
   ScratchDir tmp("quants");
-  for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "iq4_xs", "iq3_xxs", "iq2_xxs"}) {
+  for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_xs",
+                        "iq3_xxs", "iq2_xxs"}) {
     INFO(q);
     SynthParams p = tiny(1);
     p.quant = q;
@@ -438,7 +439,9 @@ TEST_CASE("synth: every quant writes a readable file") {
     CHECK(GgmlType(f.tensor("blk.0.ffn_up_exps.weight").type) == want);
     const bool k_quant = want == GgmlType::Q4_K || want == GgmlType::Q5_K || want == GgmlType::Q6_K;
     const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ2_XXS;
-    CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq ? GgmlType::Q6_K : want));
+    const bool legacy =
+        want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 || want == GgmlType::Q5_1;
+    CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq || legacy ? GgmlType::Q6_K : want));
     // Tiny's 128-wide down rows are not whole 256-blocks: Q8_0 under the K-quants, IQ4_NL under the IQ types.
     const GgmlType down = k_quant ? GgmlType::Q8_0 : iq ? GgmlType::IQ4_NL : want;
     CHECK(GgmlType(f.tensor("blk.0.ffn_down_exps.weight").type) == down);

@@ -168,10 +168,14 @@ struct TensorPlan {
   size_t row_bytes = 0;
 };
 
-// The output matrix's type: Q6_K under the K-quants and IQ types (as llama.cpp's
-// mixes keep it), the wanted type otherwise.
+// The output matrix's type: Q6_K under the legacy 4- and 5-bit types, the
+// K-quants and the IQ types (as llama.cpp's mixes keep it), the wanted type otherwise.
 GgmlType output_type(GgmlType quant) {
   switch (quant) {
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:
     case GgmlType::Q4_K:
@@ -199,15 +203,16 @@ GgmlType fit_type(GgmlType want, int64_t row_len) {
 
 // The weight types this generator writes, each with llama.cpp's
 // general.file_type (llama_ftype) for it: Q2_K, the other K-quants as their _M mixes,
-// which is what this file's output/embedding choice mirrors, the IQ types as theirs.
+// which is what this file's output/embedding choice mirrors, the legacy and IQ types as theirs.
 struct SynthQuant {
   GgmlType type;
   uint32_t llama_ftype;
 };
 constexpr SynthQuant kSynthQuants[] = {
-    {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12}, {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17},
-    {GgmlType::Q6_K, 18}, {GgmlType::Q8_0, 7},  {GgmlType::F16, 1},   {GgmlType::BF16, 32},
-    {GgmlType::F32, 0},     {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
+    {GgmlType::Q2_K, 10},   {GgmlType::Q3_K, 12},   {GgmlType::Q4_K, 15},   {GgmlType::Q5_K, 17},
+    {GgmlType::Q6_K, 18},   {GgmlType::Q8_0, 7},    {GgmlType::F16, 1},     {GgmlType::BF16, 32},
+    {GgmlType::F32, 0},     {GgmlType::Q4_0, 2},    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},
+    {GgmlType::Q5_1, 9},    {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
     {GgmlType::IQ2_XXS, 19},
 };
 

@@ -15,6 +15,7 @@
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
+#include "core/quant/quant_legacy.h"
 
 namespace strata::core {
 namespace {
@@ -172,10 +173,14 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   };
   set(GgmlType::F32, "f32", 1, 4, float_kernels<float, identity_f32>(copy_f32, store_f32));
   set(GgmlType::F16, "f16", 1, 2, float_kernels<uint16_t, fp16_to_f32>(dequantize_f16, quantize_f16));
-  set(GgmlType::Q4_0, "q4_0", 32, 18);
-  set(GgmlType::Q4_1, "q4_1", 32, 20);
-  set(GgmlType::Q5_0, "q5_0", 32, 22);
-  set(GgmlType::Q5_1, "q5_1", 32, 24);
+  set(GgmlType::Q4_0, "q4_0", 32, 18,
+      q8a_kernels<BlockQ4_0, dequantize_q4_0, quantize_q4_0, dot_q4_0_portable, dot_q4_0_avx2, dot4_q4_0_avx2>());
+  set(GgmlType::Q4_1, "q4_1", 32, 20,
+      q8a_kernels<BlockQ4_1, dequantize_q4_1, quantize_q4_1, dot_q4_1_portable, dot_q4_1_avx2, dot4_q4_1_avx2>());
+  set(GgmlType::Q5_0, "q5_0", 32, 22,
+      q8a_kernels<BlockQ5_0, dequantize_q5_0, quantize_q5_0, dot_q5_0_portable, dot_q5_0_avx2, dot4_q5_0_avx2>());
+  set(GgmlType::Q5_1, "q5_1", 32, 24,
+      q8a_kernels<BlockQ5_1, dequantize_q5_1, quantize_q5_1, dot_q5_1_portable, dot_q5_1_avx2, dot4_q5_1_avx2>());
   set(GgmlType::Q8_0, "q8_0", 32, 34,
       q8a_kernels<BlockQ8_0, dequantize_q8_0, quantize_q8_0,
                   dot_q8_0_portable, dot_q8_0_avx2, dot4_q8_0_avx2>());

@@ -74,7 +74,9 @@ GgmlType parse_type_name(std::string_view name);
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // Reference quantizer, fast and simple (no search): min/max per sub-block,
 // F16 super-block scales rounded up so that nothing clips on their account,
-// values rounded to nearest against the stored scales. The codebook types
+// values rounded to nearest against the stored scales. Q4_0/Q5_0 map the
+// value of largest magnitude to -8 / -16 (F16 scale to nearest), Q4_1/Q5_1
+// take the block's minimum as m and its range over 15 / 31 as d. The codebook types
 // (IQ4_NL, IQ4_XS) take the least-squares scale of a first assignment and
 // then the nearest codebook point of every value; the grid types (IQ2_XXS,
 // IQ3_XXS) likewise, each 8-group's signs those of its values (the smallest
@@ -117,6 +119,9 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //   F32/F16/BF16: acc += w[i] * x[i] for i = 0..n-1 (w converted to F32).
 //   Q8_0:  per 32-block b: isum = sum qw[i]*qa[i] (int32, exact);
 //          acc += (d_w * d_a) * (float)isum.
+//   Q4_0, Q5_0: as Q8_0 with qw = q - 8 / q - 16 (the signed values).
+//   Q4_1, Q5_1: per 32-block b: isum = sum q[i]*qa[i] with q in 0..15 / 0..31
+//          (int32, exact); acc += (d_w * d_a) * (float)isum + (m_w * d_a) * (float)a.sum.
 //   Q4_K, Q5_K: per super-block, per 32-element sub-block j = 0..7 (aligned
 //          with one Q8A block a): isum = sum q[i]*qa[i] with q in 0..15 / 0..31
 //          (int32, exact); ws = d * (float)sc_j; wm = dmin * (float)m_j;

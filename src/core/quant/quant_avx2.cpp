@@ -2,7 +2,7 @@
 //
 // Each sub-block's integer dot is exact whatever the order of its partial
 // sums: pmaddubsw multiplies unsigned weight quants (Q2_K 0..3, Q3_K stored
-// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the IQ4 codebook's
+// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the legacy types |q| <= 31, the IQ4 codebook's
 // |v| <= 127) by signed activation quants (|a| <= 127) and adds adjacent pairs
 // into int16 without saturating (at most 2 * 128 * 127 = 32512), pmaddwd
 // widens to int32. The F32 fold then runs exactly as
@@ -31,6 +31,10 @@ namespace strata::core {
 // entry points below (or, without AVX2, their never-called stubs).
 #define STRATA_AVX2_DOT_TYPES(X)                                                                                 \
   X(q8_0, BlockQ8_0, dot_block32_rows)                                                                          \
+  X(q4_0, BlockQ4_0, dot_block32_rows)                                                                          \
+  X(q4_1, BlockQ4_1, dot_block32_rows)                                                                          \
+  X(q5_0, BlockQ5_0, dot_block32_rows)                                                                          \
+  X(q5_1, BlockQ5_1, dot_block32_rows)                                                                          \
   X(q2_k, BlockQ2_K, dot_q2_k_rows)                                                                             \
   X(q3_k, BlockQ3_K, dot_q3_k_rows)                                                                             \
   X(q4_k, BlockQ4_K, dot_minmax_rows)                                                                           \
@@ -349,15 +353,33 @@ STRATA_TARGET_AVX2 void dot_q3_k_rows(const BlockQ3_K* const* x, const BlockQ8A*
   store_rows<R>(acc, out);
 }
 
-// ---- IQ4_NL and IQ4_XS: codebook bytes by pshufb -----------------------
+// ---- the 32-element types: Q8_0, the legacy types, IQ4_NL ----------------
+
+// The 32 nibbles of 16 bytes (value j in the low nibble of qs[j], value j + 16
+// in the high one) as bytes in element order.
+STRATA_TARGET_AVX2 inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i low = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low), _mm_and_si128(q, low));
+}
+
+// The 5-bit types' fifth bits: byte j = 16 where bit j of qh (a little-endian u32) is set, else 0.
+STRATA_TARGET_AVX2 inline __m256i fifth_bits(const uint8_t* qh) {
+  uint32_t h;
+  std::memcpy(&h, qh, 4);
+  // Byte j takes byte j / 8 of h (the shuffle picks within each 128-bit lane, and both lanes hold h's 4 bytes).
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(h)),
+      _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(16));
+}
+
 
 // The 32 weights of a group stored in 16 bytes (value j in the low nibble of
 // qs[j], value j + 16 in the high one) as int8 codebook values, in element order.
 STRATA_TARGET_AVX2 inline __m256i iq4_values(const uint8_t* qs, __m256i codebook) {
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i low = _mm_set1_epi8(0x0f);
-  const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low), _mm_and_si128(q, low));
-  return _mm256_shuffle_epi8(codebook, idx);
+  return _mm256_shuffle_epi8(codebook, nibbles(qs));
 }
 
 STRATA_TARGET_AVX2 inline __m256i iq4_codebook() {
@@ -371,30 +393,52 @@ STRATA_TARGET_AVX2 inline __m256i dot_signed(__m256i w, const BlockQ8A& ab) {
   return dot_bytes(_mm256_sign_epi8(w, w), _mm256_sign_epi8(s, w));
 }
 
-// A 32-element block's weights as int8: Q8_0's stored quants, IQ4_NL's codebook values.
+// A 32-element block's weights as int8 (legacy_quants' values): Q8_0's stored
+// quants, the legacy types' nibbles (and fifth bits; less 8 or 16 for the
+// signed ones), IQ4_NL's codebook values.
 STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ8_0& b, __m256i) { return load32(b.qs); }
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_0& b, __m256i) {
+  return _mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8));
+}
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_1& b, __m256i) { return nibbles(b.qs); }
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_0& b, __m256i) {
+  return _mm256_sub_epi8(_mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
+}
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_1& b, __m256i) {
+  return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh));
+}
 STRATA_TARGET_AVX2 inline __m256i block_values(const BlockIQ4_NL& b, __m256i codebook) {
   return iq4_values(b.qs, codebook);
 }
 
-// R rows of a 32-element block type with one F16 scale (Q8_0, IQ4_NL):
-// acc += (d_w * d_a) * (float)isum block by block, row r in lane r.
+// R rows of a 32-element block type with one F16 scale (Q8_0, Q4_0, Q5_0,
+// IQ4_NL): acc += (d_w * d_a) * (float)isum block by block, row r in lane r;
+// with a min m as well (Q4_1, Q5_1, whose values are unsigned): acc +=
+// (d_w * d_a) * (float)isum + (m_w * d_a) * (float)a.sum.
 template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_block32_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  constexpr bool kMin = requires(const Block& b) { b.m; };
   const __m256i codebook = iq4_codebook();
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     __m256i p[4] = {};
-    float d[4] = {};
+    float d[4] = {}, m[4] = {};
     for (int r = 0; r < R; ++r) {
-      p[r] = dot_signed(block_values(x[r][i], codebook), a[i]);
+      const __m256i w = block_values(x[r][i], codebook);
+      p[r] = kMin ? dot_bytes(w, load32(a[i].qs)) : dot_signed(w, a[i]);
       d[r] = half_to_float(x[r][i].d);
+      if constexpr (kMin) m[r] = half_to_float(x[r][i].m);
     }
     // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
     const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    const __m128 dw = _mm_setr_ps(d[0], d[1], d[2], d[3]);
-    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dw, _mm_set1_ps(a[i].d)), _mm_cvtepi32_ps(isum)));
+    const __m128 ad = _mm_set1_ps(a[i].d);
+    __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_setr_ps(d[0], d[1], d[2], d[3]), ad), _mm_cvtepi32_ps(isum));
+    if constexpr (kMin) {
+      const __m128 mw = _mm_setr_ps(m[0], m[1], m[2], m[3]);
+      t = _mm_add_ps(t, _mm_mul_ps(_mm_mul_ps(mw, ad), _mm_set1_ps(static_cast<float>(a[i].sum))));
+    }
+    acc = _mm_add_ps(acc, t);
   }
   store_rows<R>(acc, out);
 }

@@ -12,7 +12,8 @@ namespace strata::core {
 // unset when first asked); vec_dot uses them then.
 bool cpu_has_avx2();
 
-// The plain loop of Q8_0 (quant.cpp; the K-quants' are in quant_kquants.h, the IQ types' in quant_iquants.h).
+// The plain loop of Q8_0 (quant.cpp; the legacy types' are in quant_legacy.h, the K-quants' in quant_kquants.h,
+// the IQ types' in quant_iquants.h and quant_iqgrid.h).
 float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 
 // The integer dot of each sub-block in 256-bit lanes (pmaddubsw/pmaddwd, exact
@@ -20,6 +21,10 @@ float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 // file is built without contraction and without FMA). Call only where
 // cpu_has_avx2().
 float dot_q8_0_avx2(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q4_0_avx2(const BlockQ4_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q4_1_avx2(const BlockQ4_1* x, const BlockQ8A* a, int64_t nb);
+float dot_q5_0_avx2(const BlockQ5_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q5_1_avx2(const BlockQ5_1* x, const BlockQ8A* a, int64_t nb);
 float dot_q2_k_avx2(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
@@ -40,6 +45,10 @@ void f16_to_f32_avx2(const uint16_t* h, float* out, int64_t n);
 // F32 sums advance side by side in one vector (each row's terms still added
 // one at a time in the portable order).
 void dot4_q8_0_avx2(const BlockQ8_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q4_0_avx2(const BlockQ4_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q4_1_avx2(const BlockQ4_1* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q5_0_avx2(const BlockQ5_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q5_1_avx2(const BlockQ5_1* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q2_k_avx2(const BlockQ2_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);

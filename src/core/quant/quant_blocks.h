@@ -23,6 +23,41 @@ struct BlockQ8_0 {
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
+// The legacy 32-element types. Value j < 16 sits in the low nibble of qs[j],
+// value j + 16 in its high nibble (halves, not interleaved pairs); the 5-bit
+// types take value j's fifth bit from bit j of qh read as a little-endian u32.
+// Q4_0: x = d * (q - 8), q in 0..15.
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[kQK8_0 / 2];
+};
+static_assert(sizeof(BlockQ4_0) == 18);
+
+// Q4_1: x = d * q + m, q in 0..15.
+struct BlockQ4_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qs[kQK8_0 / 2];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+// Q5_0: x = d * (q - 16), q in 0..31.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK8_0 / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22 && offsetof(BlockQ5_0, qs) == 6);
+
+// Q5_1: x = d * q + m, q in 0..31.
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQK8_0 / 2];
+};
+static_assert(sizeof(BlockQ5_1) == 24 && offsetof(BlockQ5_1, qh) == 4 && offsetof(BlockQ5_1, qs) == 8);
+
 // Q2_K: 16 sub-blocks of 16; x = d * sc_k * q - dmin * m_k with q in 0..3,
 // sc_k the low and m_k the high nibble of scales[k]. Two halves of 128
 // values; in half h, for l < 32 and s = 0..3 the value 128h + 32s + l sits

@@ -72,9 +72,6 @@ int32_t dot_group_iq4(const uint8_t* qs, const int8_t* qa) {
   return s;
 }
 
-// A finite F16 of a block scale: beyond the half range it saturates.
-uint16_t scale_to_fp16(float s) { return f32_to_fp16(std::fmax(-65504.0f, std::fmin(s, 65504.0f))); }
-
 }  // namespace
 
 void dequantize_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t nb) {

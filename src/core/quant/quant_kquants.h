@@ -33,6 +33,10 @@ inline uint16_t scale_to_fp16_up(float s) {
   return h;
 }
 
+// A block scale of either sign stored as the nearest F16, saturating at the
+// largest half (a huge input then clips rather than decoding to inf/NaN).
+inline uint16_t scale_to_fp16(float s) { return f32_to_fp16(std::max(-65504.0f, std::min(s, 65504.0f))); }
+
 // Exact integer dot of n weight quants with n activation quants.
 template <typename Q>
 inline int32_t dot_quants(const Q* q, const int8_t* qa, int n) {

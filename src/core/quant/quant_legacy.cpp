@@ -1,0 +1,168 @@
+// The legacy 32-element types' reference kernels: Q4_0, Q4_1, Q5_0, Q5_1.
+#include "core/quant/quant_legacy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/quant/fp16.h"
+#include "core/quant/quant_kquants.h"
+
+namespace strata::core {
+namespace {
+
+// Value j's fifth bit: bit j of qh as a little-endian u32.
+uint32_t high_bits(const uint8_t qh[4]) {
+  return static_cast<uint32_t>(qh[0]) | static_cast<uint32_t>(qh[1]) << 8 | static_cast<uint32_t>(qh[2]) << 16 |
+         static_cast<uint32_t>(qh[3]) << 24;
+}
+
+// The stored (unsigned) quants of a block's nibbles and, for the 5-bit types, their fifth bits.
+void unpack_nibbles(const uint8_t qs[16], uint32_t qh, int8_t q[32]) {
+  for (int j = 0; j < 16; ++j) {
+    q[j] = static_cast<int8_t>((qs[j] & 0x0f) | ((qh >> j) & 1) << 4);
+    q[j + 16] = static_cast<int8_t>((qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
+  }
+}
+
+// Packs 32 stored quants u (0..15, or 0..31 with a qh) into the nibbles and fifth bits.
+void pack_nibbles(const int u[32], uint8_t qs[16], uint8_t* qh) {
+  uint32_t h = 0;
+  for (int j = 0; j < 16; ++j) {
+    qs[j] = static_cast<uint8_t>((u[j] & 0x0f) | (u[j + 16] & 0x0f) << 4);
+    h |= static_cast<uint32_t>(u[j] >> 4) << j | static_cast<uint32_t>(u[j + 16] >> 4) << (j + 16);
+  }
+  if (qh != nullptr) {
+    for (int k = 0; k < 4; ++k) qh[k] = static_cast<uint8_t>(h >> (8 * k));
+  }
+}
+
+// Scale-only types (Q4_0: levels = 8, Q5_0: 16): the value of largest
+// magnitude maps to -levels (the longer end of -levels..levels - 1), the
+// others round to nearest against the stored scale and clamp; u = q + levels.
+template <int Levels>
+uint16_t quantize_signed(const float* x, int u[32]) {
+  float amax = 0.0f, vmax = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      vmax = x[j];
+    }
+  }
+  const uint16_t dh = scale_to_fp16(vmax / -static_cast<float>(Levels));
+  const float d = fp16_to_f32(dh);
+  const float inv = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    u[j] = round_clamp(x[j] * inv, -static_cast<float>(Levels), static_cast<float>(Levels - 1)) + Levels;
+  }
+  return dh;
+}
+
+// Scale-and-min types (Q4_1: top = 15, Q5_1: 31): m = the block's minimum
+// (stored to nearest), d = its range / top rounded up; u = (x - m) / d
+// rounded to nearest and clamped to 0..top.
+template <int Top>
+void quantize_min(const float* x, uint16_t& dh, uint16_t& mh, int u[32]) {
+  float lo = x[0], hi = x[0];
+  for (int j = 1; j < 32; ++j) {
+    lo = std::min(lo, x[j]);
+    hi = std::max(hi, x[j]);
+  }
+  mh = scale_to_fp16(lo);
+  dh = scale_to_fp16_up((hi - lo) / static_cast<float>(Top));
+  const float m = fp16_to_f32(mh), d = fp16_to_f32(dh);
+  const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+  for (int j = 0; j < 32; ++j) u[j] = round_clamp((x[j] - m) * inv, 0.0f, static_cast<float>(Top));
+}
+
+template <typename Block>
+void dequantize_blocks(const Block* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    int8_t q[32];
+    legacy_quants(x[i], q);
+    const float d = fp16_to_f32(x[i].d);
+    if constexpr (requires { x[i].m; }) {
+      const float m = fp16_to_f32(x[i].m);
+      for (int j = 0; j < 32; ++j) y[32 * i + j] = d * static_cast<float>(q[j]) + m;
+    } else {
+      for (int j = 0; j < 32; ++j) y[32 * i + j] = d * static_cast<float>(q[j]);
+    }
+  }
+}
+
+// Q4_0, Q5_0: acc += (d * a.d) * (float)isum. Q4_1, Q5_1: acc += (d * a.d) *
+// (float)isum + (m * a.d) * (float)a.sum.
+template <typename Block>
+float dot_blocks(const Block* x, const BlockQ8A* a, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    int8_t q[32];
+    legacy_quants(x[i], q);
+    const float t = (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(dot_quants(q, a[i].qs, 32));
+    if constexpr (requires { x[i].m; }) {
+      acc += t + (fp16_to_f32(x[i].m) * a[i].d) * static_cast<float>(a[i].sum);
+    } else {
+      acc += t;
+    }
+  }
+  return acc;
+}
+
+}  // namespace
+
+void legacy_quants(const BlockQ4_0& b, int8_t q[32]) {
+  unpack_nibbles(b.qs, 0, q);
+  for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(q[j] - 8);
+}
+
+void legacy_quants(const BlockQ4_1& b, int8_t q[32]) { unpack_nibbles(b.qs, 0, q); }
+
+void legacy_quants(const BlockQ5_0& b, int8_t q[32]) {
+  unpack_nibbles(b.qs, high_bits(b.qh), q);
+  for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(q[j] - 16);
+}
+
+void legacy_quants(const BlockQ5_1& b, int8_t q[32]) { unpack_nibbles(b.qs, high_bits(b.qh), q); }
+
+void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
+void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
+void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
+void dequantize_q5_1(const BlockQ5_1* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
+
+void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    int u[32];
+    y[i].d = quantize_signed<8>(x + 32 * i, u);
+    pack_nibbles(u, y[i].qs, nullptr);
+  }
+}
+
+void quantize_q5_0(const float* x, BlockQ5_0* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    int u[32];
+    y[i].d = quantize_signed<16>(x + 32 * i, u);
+    pack_nibbles(u, y[i].qs, y[i].qh);
+  }
+}
+
+void quantize_q4_1(const float* x, BlockQ4_1* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    int u[32];
+    quantize_min<15>(x + 32 * i, y[i].d, y[i].m, u);
+    pack_nibbles(u, y[i].qs, nullptr);
+  }
+}
+
+void quantize_q5_1(const float* x, BlockQ5_1* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    int u[32];
+    quantize_min<31>(x + 32 * i, y[i].d, y[i].m, u);
+    pack_nibbles(u, y[i].qs, y[i].qh);
+  }
+}
+
+float dot_q4_0_portable(const BlockQ4_0* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
+float dot_q4_1_portable(const BlockQ4_1* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
+float dot_q5_0_portable(const BlockQ5_0* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
+float dot_q5_1_portable(const BlockQ5_1* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
+
+}  // namespace strata::core
