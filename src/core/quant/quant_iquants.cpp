@@ -1,8 +1,6 @@
 // The IQ types' reference kernels: IQ4_NL and IQ4_XS (the 4-bit codebook types).
 #include "core/quant/quant_iquants.h"
 
-#include <cmath>
-
 #include "core/quant/fp16.h"
 #include "core/quant/quant_kquants.h"
 #include "core/quant/quant_tables.h"
@@ -30,14 +28,8 @@ int nearest_iq4(float v) {
 // value of largest magnitude first maps to -127 (the codebook's longer end),
 // then the least-squares scale of the codebook points so chosen.
 float group_scale_iq4(const float* x) {
-  float amax = 0.0f, vmax = 0.0f;
-  for (int j = 0; j < 32; ++j) {
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      vmax = x[j];
-    }
-  }
-  if (amax == 0.0f) return 0.0f;
+  const float vmax = signed_absmax(x, 32);
+  if (vmax == 0.0f) return 0.0f;
   const float d0 = vmax / -127.0f, inv = 1.0f / d0;
   float sxq = 0.0f, sqq = 0.0f;
   for (int j = 0; j < 32; ++j) {
@@ -110,12 +102,9 @@ void dequantize_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t nb) {
 void quantize_iq4_xs(const float* x, BlockIQ4_XS* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float* xb = x + i * kQK_K;
-    float s[8], smax = 0.0f;
-    for (int ib = 0; ib < 8; ++ib) {
-      s[ib] = group_scale_iq4(xb + 32 * ib);
-      if (std::fabs(s[ib]) > std::fabs(smax)) smax = s[ib];
-    }
-    y[i].d = scale_to_fp16(smax / -32.0f);
+    float s[8];
+    for (int ib = 0; ib < 8; ++ib) s[ib] = group_scale_iq4(xb + 32 * ib);
+    y[i].d = scale_to_fp16(signed_absmax(s, 8) / -32.0f);
     const float d = fp16_to_f32(y[i].d);
     const float inv = d != 0.0f ? 1.0f / d : 0.0f;
     uint8_t ls[8];

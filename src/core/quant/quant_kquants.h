@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/quant/fp16.h"
@@ -36,6 +37,20 @@ inline uint16_t scale_to_fp16_up(float s) {
 // A block scale of either sign stored as the nearest F16, saturating at the
 // largest half (a huge input then clips rather than decoding to inf/NaN).
 inline uint16_t scale_to_fp16(float s) { return f32_to_fp16(std::max(-65504.0f, std::min(s, 65504.0f))); }
+
+// The value of largest magnitude among x[0..n) with its sign (the first of
+// equal magnitudes), 0 for an all-zero group: what the signed-scale
+// quantizers map to their longer end.
+inline float signed_absmax(const float* x, int n) {
+  float amax = 0.0f, vmax = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      vmax = x[j];
+    }
+  }
+  return vmax;
+}
 
 // Exact integer dot of n weight quants with n activation quants.
 template <typename Q>

@@ -2,7 +2,6 @@
 #include "core/quant/quant_legacy.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/quant/fp16.h"
 #include "core/quant/quant_kquants.h"
@@ -41,14 +40,7 @@ void pack_nibbles(const int u[32], uint8_t qs[16], uint8_t* qh) {
 // others round to nearest against the stored scale and clamp; u = q + levels.
 template <int Levels>
 uint16_t quantize_signed(const float* x, int u[32]) {
-  float amax = 0.0f, vmax = 0.0f;
-  for (int j = 0; j < 32; ++j) {
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      vmax = x[j];
-    }
-  }
-  const uint16_t dh = scale_to_fp16(vmax / -static_cast<float>(Levels));
+  const uint16_t dh = scale_to_fp16(signed_absmax(x, 32) / -static_cast<float>(Levels));
   const float d = fp16_to_f32(dh);
   const float inv = d != 0.0f ? 1.0f / d : 0.0f;
   for (int j = 0; j < 32; ++j) {
@@ -75,7 +67,7 @@ void quantize_min(const float* x, uint16_t& dh, uint16_t& mh, int u[32]) {
 }
 
 template <typename Block>
-void dequantize_blocks(const Block* x, float* y, int64_t nb) {
+void dequantize_legacy(const Block* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     int8_t q[32];
     legacy_quants(x[i], q);
@@ -92,7 +84,7 @@ void dequantize_blocks(const Block* x, float* y, int64_t nb) {
 // Q4_0, Q5_0: acc += (d * a.d) * (float)isum. Q4_1, Q5_1: acc += (d * a.d) *
 // (float)isum + (m * a.d) * (float)a.sum.
 template <typename Block>
-float dot_blocks(const Block* x, const BlockQ8A* a, int64_t nb) {
+float dot_legacy(const Block* x, const BlockQ8A* a, int64_t nb) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     int8_t q[32];
@@ -123,10 +115,10 @@ void legacy_quants(const BlockQ5_0& b, int8_t q[32]) {
 
 void legacy_quants(const BlockQ5_1& b, int8_t q[32]) { unpack_nibbles(b.qs, high_bits(b.qh), q); }
 
-void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
-void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
-void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
-void dequantize_q5_1(const BlockQ5_1* x, float* y, int64_t nb) { dequantize_blocks(x, y, nb); }
+void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb) { dequantize_legacy(x, y, nb); }
+void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t nb) { dequantize_legacy(x, y, nb); }
+void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t nb) { dequantize_legacy(x, y, nb); }
+void dequantize_q5_1(const BlockQ5_1* x, float* y, int64_t nb) { dequantize_legacy(x, y, nb); }
 
 void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
@@ -160,9 +152,9 @@ void quantize_q5_1(const float* x, BlockQ5_1* y, int64_t nb) {
   }
 }
 
-float dot_q4_0_portable(const BlockQ4_0* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
-float dot_q4_1_portable(const BlockQ4_1* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
-float dot_q5_0_portable(const BlockQ5_0* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
-float dot_q5_1_portable(const BlockQ5_1* x, const BlockQ8A* a, int64_t nb) { return dot_blocks(x, a, nb); }
+float dot_q4_0_portable(const BlockQ4_0* x, const BlockQ8A* a, int64_t nb) { return dot_legacy(x, a, nb); }
+float dot_q4_1_portable(const BlockQ4_1* x, const BlockQ8A* a, int64_t nb) { return dot_legacy(x, a, nb); }
+float dot_q5_0_portable(const BlockQ5_0* x, const BlockQ8A* a, int64_t nb) { return dot_legacy(x, a, nb); }
+float dot_q5_1_portable(const BlockQ5_1* x, const BlockQ8A* a, int64_t nb) { return dot_legacy(x, a, nb); }
 
 }  // namespace strata::core
