@@ -91,7 +91,13 @@ compare tiny-iq4nl 0.95 1.0 0.08 exact --shape tiny --quant iq4_nl --vocab small
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq3xxs 0.95 1.0 0.08 exact --shape tiny --quant iq3_xxs --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq3s 0.95 1.0 0.08 exact --shape tiny --quant iq3_s --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq2xxs 0.95 1.0 0.08 exact --shape tiny --quant iq2_xxs --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq2xs 0.95 1.0 0.08 exact --shape tiny --quant iq2_xs --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq2s 0.95 1.0 0.08 exact --shape tiny --quant iq2_s --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc

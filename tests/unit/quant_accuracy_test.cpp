@@ -18,7 +18,7 @@ const GgmlType kComputable[] = {GgmlType::F32,    GgmlType::F16,     GgmlType::B
                                 GgmlType::Q4_0,   GgmlType::Q4_1,    GgmlType::Q5_0,    GgmlType::Q5_1,
                                 GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,    GgmlType::Q5_K,
                                 GgmlType::Q6_K,   GgmlType::IQ4_NL,  GgmlType::IQ4_XS,  GgmlType::IQ3_XXS,
-                                GgmlType::IQ2_XXS};
+                                GgmlType::IQ3_S,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS,  GgmlType::IQ2_S};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -65,7 +65,10 @@ double rms_bound(GgmlType t) {
     case GgmlType::IQ4_NL: return 0.0810;  // 0.0773 .. 0.0779
     case GgmlType::IQ4_XS: return 0.0815;  // 0.0777 .. 0.0783
     case GgmlType::IQ3_XXS: return 0.222;  // 0.2108 .. 0.2135 (8 seeds)
+    case GgmlType::IQ3_S: return 0.165;    // 0.1581 .. 0.1599 (8 seeds)
     case GgmlType::IQ2_XXS: return 0.425;  // 0.4051 .. 0.4069 (8 seeds)
+    case GgmlType::IQ2_XS: return 0.360;   // 0.3474 .. 0.3494 (8 seeds)
+    case GgmlType::IQ2_S: return 0.316;    // 0.3022 .. 0.3059 (8 seeds)
     default: FAIL("no bound"); return 0;
   }
 }
@@ -104,7 +107,8 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
     // The grid types have too few levels to keep both: IQ2_XXS's magnitudes
     // span 8 .. 43 only, so the least-squares scale of the outlier's group
     // gives it about 21 (IQ3_XXS about 36); it stays the group's largest.
-    const bool grid = t == GgmlType::IQ2_XXS || t == GgmlType::IQ3_XXS;
+    const bool grid = t == GgmlType::IQ2_XXS || t == GgmlType::IQ2_XS || t == GgmlType::IQ2_S ||
+                      t == GgmlType::IQ3_XXS || t == GgmlType::IQ3_S;
     for (size_t i = 7; i < x.size(); i += 256) {
       CHECK(std::abs(y[i] - 40.0f) <= 40.0f * (grid ? 0.5f : 0.04f));
       for (size_t j = i - 7; j < i + 25; ++j) CHECK(std::abs(y[j]) <= y[i]);
@@ -465,26 +469,30 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
   }
   CHECK(vec_dot(GgmlType::IQ4_XS, xs.data(), a.data(), n) == acc);
 
-  // The grid types: d times 1/8 (IQ2_XXS) or 1/4 (IQ3_XXS), each group's isum times 2s + 1.
-  auto grid_dot = [&](auto* blocks, float factor) {
+  // The grid types: d times 1/8 (IQ2_*), 1/4 (IQ3_XXS) or 1 (IQ3_S), each
+  // value's magnitude times the 2s + 1 of its scale (one per 32 or per 16).
+  auto grid_dot = [&](GgmlType t, auto block, float factor) {
+    std::vector<decltype(block)> blocks(n / 256);
+    quantize_row(t, w.data(), blocks.data(), n);
     float sum = 0;
     for (int64_t s = 0; s < n / 256; ++s) {
       for (int ib = 0; ib < 8; ++ib) {
         const BlockQ8A& ab = a[8 * s + ib];
         int32_t isum = 0;
-        for (int j = 0; j < 32; ++j) isum += grid_value(blocks[s], ib, j) * ab.qs[j];
-        const int odd = static_cast<int>(2 * (grid_word(blocks[s], ib) >> 28) + 1);
-        sum += mul(mul(mul(fp16_to_f32(blocks[s].d), factor), ab.d), static_cast<float>(odd * isum));
+        for (int j = 0; j < 32; ++j) {
+          isum += (2 * grid_scale(blocks[s], ib, j) + 1) * grid_value(blocks[s], ib, j) * ab.qs[j];
+        }
+        sum += mul(mul(mul(fp16_to_f32(blocks[s].d), factor), ab.d), static_cast<float>(isum));
       }
     }
-    return sum;
+    INFO(type_traits(t).name);
+    CHECK(vec_dot(t, blocks.data(), a.data(), n) == sum);
   };
-  std::vector<BlockIQ2_XXS> g2(n / 256);
-  quantize_row(GgmlType::IQ2_XXS, w.data(), g2.data(), n);
-  CHECK(vec_dot(GgmlType::IQ2_XXS, g2.data(), a.data(), n) == grid_dot(g2.data(), 0.125f));
-  std::vector<BlockIQ3_XXS> g3(n / 256);
-  quantize_row(GgmlType::IQ3_XXS, w.data(), g3.data(), n);
-  CHECK(vec_dot(GgmlType::IQ3_XXS, g3.data(), a.data(), n) == grid_dot(g3.data(), 0.25f));
+  grid_dot(GgmlType::IQ2_XXS, BlockIQ2_XXS{}, 0.125f);
+  grid_dot(GgmlType::IQ2_XS, BlockIQ2_XS{}, 0.125f);
+  grid_dot(GgmlType::IQ2_S, BlockIQ2_S{}, 0.125f);
+  grid_dot(GgmlType::IQ3_XXS, BlockIQ3_XXS{}, 0.25f);
+  grid_dot(GgmlType::IQ3_S, BlockIQ3_S{}, 1.0f);
 
   acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += mul(fp16_to_f32(f32_to_fp16(w[i])), x[i]);

@@ -54,15 +54,16 @@ using DotFn = float (*)(const Block*, const BlockQ8A*, int64_t);
 template <typename Block>
 using Dot4Fn = void (*)(const Block* const[4], const BlockQ8A*, int64_t, float[4]);
 
-// A 32-element type's one- and four-row AVX2 forms against its plain loop,
-// over random rows (F16 halves at half_offsets) and rows of all-ones bytes
-// (every nibble and fifth bit set: the largest stored quants).
-template <typename Block>
-void check_block32(Rng& rng, DotFn<Block> portable, DotFn<Block> avx2, Dot4Fn<Block> avx2x4,
-                   std::initializer_list<size_t> half_offsets) {
-  const int64_t nb = 8 * kSuper;
+// A type's one- and four-row AVX2 forms against its plain loop (Elems values
+// a block), over random rows (F16 halves at half_offsets, leading the block)
+// and rows of all-ones bytes after them (every nibble and fifth bit set, the
+// last grid points, every sign, scales 15: the largest stored quants).
+template <typename Block, int Elems = 32>
+void check_dots(Rng& rng, DotFn<Block> portable, DotFn<Block> avx2, Dot4Fn<Block> avx2x4,
+                std::initializer_list<size_t> half_offsets) {
+  const int64_t nb = 256 * kSuper / Elems;
   for (int rep = 0; rep < 50; ++rep) {
-    const std::vector<BlockQ8A> a = random_acts(rng, nb);
+    const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);  // 32 values each
     std::vector<Block> rows[4];
     for (auto& r : rows) {
       r = random_blocks<Block>(rng, nb, half_offsets);
@@ -92,10 +93,22 @@ TEST_CASE("AVX2 dot products of the legacy types equal the plain loops bit for b
   }
   Rng rng(strata::test::test_seed());
   INFO("seed=" << rng.seed);
-  check_block32<BlockQ4_0>(rng, dot_q4_0_portable, dot_q4_0_avx2, dot4_q4_0_avx2, {0});
-  check_block32<BlockQ4_1>(rng, dot_q4_1_portable, dot_q4_1_avx2, dot4_q4_1_avx2, {0, 2});
-  check_block32<BlockQ5_0>(rng, dot_q5_0_portable, dot_q5_0_avx2, dot4_q5_0_avx2, {0});
-  check_block32<BlockQ5_1>(rng, dot_q5_1_portable, dot_q5_1_avx2, dot4_q5_1_avx2, {0, 2});
+  check_dots<BlockQ4_0>(rng, dot_q4_0_portable, dot_q4_0_avx2, dot4_q4_0_avx2, {0});
+  check_dots<BlockQ4_1>(rng, dot_q4_1_portable, dot_q4_1_avx2, dot4_q4_1_avx2, {0, 2});
+  check_dots<BlockQ5_0>(rng, dot_q5_0_portable, dot_q5_0_avx2, dot4_q5_0_avx2, {0});
+  check_dots<BlockQ5_1>(rng, dot_q5_1_portable, dot_q5_1_avx2, dot4_q5_1_avx2, {0, 2});
+}
+
+TEST_CASE("AVX2 dot products of IQ2_XS/IQ2_S/IQ3_S equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  check_dots<BlockIQ2_XS, 256>(rng, dot_iq2_xs_portable, dot_iq2_xs_avx2, dot4_iq2_xs_avx2, {0});
+  check_dots<BlockIQ2_S, 256>(rng, dot_iq2_s_portable, dot_iq2_s_avx2, dot4_iq2_s_avx2, {0});
+  check_dots<BlockIQ3_S, 256>(rng, dot_iq3_s_portable, dot_iq3_s_avx2, dot4_iq3_s_avx2, {0});
 }
 
 TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
@@ -154,8 +167,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   const int64_t n = 256 * kSuper;
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
                         GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
-                        GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ3_XXS, GgmlType::F32,
-                        GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
+                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {

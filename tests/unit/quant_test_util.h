@@ -128,9 +128,10 @@ inline uint32_t grid_word(const BlockIQ3_XXS& b, int ib) {
   return w;
 }
 
-// The signed grid magnitude of element j (0..31) of group ib: its 8-group l
-// = j / 8 takes grid point idx[l] (IQ2_XXS, eight magnitudes) or idx[2l],
-// idx[2l + 1] (IQ3_XXS, four each), signed by code l of the word.
+// The signed grid magnitude of element j (0..31) of group ib, as
+// QUANT_TYPES.md lays each type out. IQ2_XXS, IQ3_XXS: its 8-group l = j / 8
+// takes grid point idx[l] (IQ2_XXS, eight magnitudes) or idx[2l], idx[2l + 1]
+// (IQ3_XXS, four each), signed by code l of the word.
 inline int grid_value(const BlockIQ2_XXS& b, int ib, int j) {
   const auto* idx = reinterpret_cast<const uint8_t*>(b.qs + 4 * ib);
   const int m = static_cast<int>((kIq2xxsGrid[idx[j / 8]] >> (8 * (j % 8))) & 255);
@@ -140,5 +141,33 @@ inline int grid_value(const BlockIQ3_XXS& b, int ib, int j) {
   const int m = static_cast<int>((kIq3xxsGrid[b.qs[8 * ib + j / 4]] >> (8 * (j % 4))) & 255);
   return (grid_sign_bits((grid_word(b, ib) >> (7 * (j / 8))) & 127) >> (j % 8)) & 1 ? -m : m;
 }
+
+// IQ2_XS: the u16 qs[4 ib + l] of 8-group l: a 9-bit index, a 7-bit sign code.
+inline int grid_value(const BlockIQ2_XS& b, int ib, int j) {
+  const uint32_t q = b.qs[4 * ib + j / 8];
+  const int m = static_cast<int>((kIq2xsGrid[q & 511] >> (8 * (j % 8))) & 255);
+  return (grid_sign_bits(q >> 9) >> (j % 8)) & 1 ? -m : m;
+}
+// IQ2_S: a 10-bit index (qs[4 ib + l], two bits of qh[ib]), a sign byte at qs[32 + 4 ib + l].
+inline int grid_value(const BlockIQ2_S& b, int ib, int j) {
+  const int l = j / 8, index = b.qs[4 * ib + l] + 256 * ((b.qh[ib] >> (2 * l)) & 3);
+  const int m = static_cast<int>((kIq2sGrid[index] >> (8 * (j % 8))) & 255);
+  return (b.qs[32 + 4 * ib + l] >> (j % 8)) & 1 ? -m : m;
+}
+// IQ3_S: a 9-bit index per four values (qs[8 ib + k], bit k of qh[ib]), a sign byte per 8-group.
+inline int grid_value(const BlockIQ3_S& b, int ib, int j) {
+  const int k = j / 4, index = b.qs[8 * ib + k] + 256 * ((b.qh[ib] >> k) & 1);
+  const int m = static_cast<int>((kIq3sGrid[index] >> (8 * (j % 4))) & 255);
+  return (b.signs[4 * ib + j / 8] >> (j % 8)) & 1 ? -m : m;
+}
+
+// The 4-bit scale s of element j (0..31) of group ib: one per 32 in the
+// word (IQ2_XXS, IQ3_XXS) or a nibble of scales (IQ3_S); per 16 (IQ2_XS,
+// IQ2_S): the low nibble of scales[ib] for elements 0..15, the high for 16..31.
+inline int grid_scale(const BlockIQ2_XXS& b, int ib, int) { return static_cast<int>(grid_word(b, ib) >> 28); }
+inline int grid_scale(const BlockIQ3_XXS& b, int ib, int) { return static_cast<int>(grid_word(b, ib) >> 28); }
+inline int grid_scale(const BlockIQ2_XS& b, int ib, int j) { return j < 16 ? b.scales[ib] & 15 : b.scales[ib] >> 4; }
+inline int grid_scale(const BlockIQ2_S& b, int ib, int j) { return j < 16 ? b.scales[ib] & 15 : b.scales[ib] >> 4; }
+inline int grid_scale(const BlockIQ3_S& b, int ib, int) { return (b.scales[ib / 2] >> (4 * (ib % 2))) & 15; }
 
 }  // namespace strata::core::testing

@@ -428,7 +428,7 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
 TEST_CASE("synth: every quant writes a readable file") {
   ScratchDir tmp("quants");
   for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_xs",
-                        "iq3_xxs", "iq2_xxs"}) {
+                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s"}) {
     INFO(q);
     SynthParams p = tiny(1);
     p.quant = q;
@@ -438,7 +438,8 @@ TEST_CASE("synth: every quant writes a readable file") {
     CHECK(GgmlType(f.tensor("blk.0.attn_q.weight").type) == want);
     CHECK(GgmlType(f.tensor("blk.0.ffn_up_exps.weight").type) == want);
     const bool k_quant = want == GgmlType::Q4_K || want == GgmlType::Q5_K || want == GgmlType::Q6_K;
-    const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ2_XXS;
+    const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ3_S ||
+                    want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
     const bool legacy =
         want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 || want == GgmlType::Q5_1;
     CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq || legacy ? GgmlType::Q6_K : want));

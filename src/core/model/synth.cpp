@@ -184,7 +184,10 @@ GgmlType output_type(GgmlType quant) {
     case GgmlType::IQ4_NL:
     case GgmlType::IQ4_XS:
     case GgmlType::IQ3_XXS:
-    case GgmlType::IQ2_XXS: return GgmlType::Q6_K;
+    case GgmlType::IQ3_S:
+    case GgmlType::IQ2_XXS:
+    case GgmlType::IQ2_XS:
+    case GgmlType::IQ2_S: return GgmlType::Q6_K;
     default: return quant;
   }
 }
@@ -196,7 +199,8 @@ GgmlType output_type(GgmlType quant) {
 // types, Q8_0 for the others.
 GgmlType fit_type(GgmlType want, int64_t row_len) {
   if (row_len % type_traits(want).block_size == 0) return want;
-  const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ2_XXS;
+  const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ3_S ||
+                  want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
   if (row_len % 32 == 0) return iq ? GgmlType::IQ4_NL : GgmlType::Q8_0;
   return GgmlType::F16;
 }
@@ -213,7 +217,7 @@ constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::Q6_K, 18},   {GgmlType::Q8_0, 7},    {GgmlType::F16, 1},     {GgmlType::BF16, 32},
     {GgmlType::F32, 0},     {GgmlType::Q4_0, 2},    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},
     {GgmlType::Q5_1, 9},    {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
-    {GgmlType::IQ2_XXS, 19},
+    {GgmlType::IQ3_S, 26},  {GgmlType::IQ2_XXS, 19}, {GgmlType::IQ2_XS, 20},  {GgmlType::IQ2_S, 28},
 };
 
 // nullptr for a type this generator does not write.

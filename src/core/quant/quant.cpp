@@ -204,7 +204,9 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::IQ2_XXS, "iq2_xxs", 256, 66,
       q8a_kernels<BlockIQ2_XXS, dequantize_iq2_xxs, quantize_iq2_xxs,
                   dot_iq2_xxs_portable, dot_iq2_xxs_avx2, dot4_iq2_xxs_avx2>());
-  set(GgmlType::IQ2_XS, "iq2_xs", 256, 74);
+  set(GgmlType::IQ2_XS, "iq2_xs", 256, 74,
+      q8a_kernels<BlockIQ2_XS, dequantize_iq2_xs, quantize_iq2_xs,
+                  dot_iq2_xs_portable, dot_iq2_xs_avx2, dot4_iq2_xs_avx2>());
   set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98,
       q8a_kernels<BlockIQ3_XXS, dequantize_iq3_xxs, quantize_iq3_xxs,
                   dot_iq3_xxs_portable, dot_iq3_xxs_avx2, dot4_iq3_xxs_avx2>());
@@ -212,8 +214,12 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::IQ4_NL, "iq4_nl", 32, 18,
       q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl,
                   dot_iq4_nl_portable, dot_iq4_nl_avx2, dot4_iq4_nl_avx2>());
-  set(GgmlType::IQ3_S, "iq3_s", 256, 110);
-  set(GgmlType::IQ2_S, "iq2_s", 256, 82);
+  set(GgmlType::IQ3_S, "iq3_s", 256, 110,
+      q8a_kernels<BlockIQ3_S, dequantize_iq3_s, quantize_iq3_s,
+                  dot_iq3_s_portable, dot_iq3_s_avx2, dot4_iq3_s_avx2>());
+  set(GgmlType::IQ2_S, "iq2_s", 256, 82,
+      q8a_kernels<BlockIQ2_S, dequantize_iq2_s, quantize_iq2_s,
+                  dot_iq2_s_portable, dot_iq2_s_avx2, dot4_iq2_s_avx2>());
   set(GgmlType::IQ4_XS, "iq4_xs", 256, 136,
       q8a_kernels<BlockIQ4_XS, dequantize_iq4_xs, quantize_iq4_xs,
                   dot_iq4_xs_portable, dot_iq4_xs_avx2, dot4_iq4_xs_avx2>());

@@ -79,9 +79,10 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // take the block's minimum as m and its range over 15 / 31 as d. The codebook types
 // (IQ4_NL, IQ4_XS) take the least-squares scale of a first assignment and
 // then the nearest codebook point of every value; the grid types (IQ2_XXS,
-// IQ3_XXS) likewise, each 8-group's signs those of its values (the smallest
-// one flipped where the count of negatives is odd) and its magnitudes the
-// grid point nearest them rounded to the grid's levels. Inputs must be finite;
+// IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) likewise per span of one scale, each
+// 8-group's signs those of its values (under parity codes the smallest one
+// flipped where the count of negatives is odd) and its magnitudes the grid
+// point nearest them rounded to the grid's levels. Inputs must be finite;
 // block scales beyond the F16 range saturate.
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 
@@ -148,7 +149,10 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          isum = sum m[i]*qa[i] with m the signed grid magnitudes (int32);
 //          acc += ((d * 0.125f) * a.d) * (float)((2 s_j + 1) * isum)
 //          (exact: |(2 s_j + 1) * isum| <= 31 * 43 * 127 * 32 < 2^24).
+//   IQ2_XS, IQ2_S: as IQ2_XXS with a scale per half: the group's integer is
+//          (2 s_lo + 1) * isum_lo + (2 s_hi + 1) * isum_hi (elements 0..15, 16..31).
 //   IQ3_XXS: as IQ2_XXS with d * 0.25f (|isum| <= 62 * 127 * 32).
+//   IQ3_S: as IQ2_XXS with d itself (factor 1; magnitudes <= 15).
 float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
 
 // out[r] = vec_dot(w, rows[r], act, n) for r = 0..3, bit for bit; faster

@@ -2,11 +2,11 @@
 //
 // Each sub-block's integer dot is exact whatever the order of its partial
 // sums: pmaddubsw multiplies unsigned weight quants (Q2_K 0..3, Q3_K stored
-// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the legacy types |q| <= 31, the IQ4 codebook's
-// |v| <= 127) by signed activation quants (|a| <= 127) and adds adjacent pairs
-// into int16 without saturating (at most 2 * 128 * 127 = 32512), pmaddwd
-// widens to int32. The F32 fold then runs exactly as
-// the portable code writes it.
+// 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the legacy types
+// |q| <= 31, the IQ4 codebook's |v| <= 127, the grid magnitudes <= 62) by
+// signed activation quants (|a| <= 127) and adds adjacent pairs into int16
+// without saturating (at most 2 * 128 * 127 = 32512), pmaddwd widens to
+// int32. The F32 fold then runs exactly as the portable code writes it.
 #include "core/quant/quant_avx2.h"
 
 #include <array>
@@ -43,7 +43,10 @@ namespace strata::core {
   X(iq4_nl, BlockIQ4_NL, dot_block32_rows)                                                                      \
   X(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)                                                                       \
   X(iq2_xxs, BlockIQ2_XXS, dot_grid_rows)                                                                       \
-  X(iq3_xxs, BlockIQ3_XXS, dot_grid_rows)
+  X(iq2_xs, BlockIQ2_XS, dot_grid_rows)                                                                         \
+  X(iq2_s, BlockIQ2_S, dot_grid_rows)                                                                           \
+  X(iq3_xxs, BlockIQ3_XXS, dot_grid_rows)                                                                       \
+  X(iq3_s, BlockIQ3_S, dot_grid_rows)
 
 #ifdef STRATA_AVX2
 
@@ -481,48 +484,111 @@ STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const Block
   store_rows<R>(acc, out);
 }
 
-// ---- IQ2_XXS and IQ3_XXS: grid points, parity-packed signs ---------------
+// ---- The grid types: grid points, signs, a scale per 32 or 16 -----------
+//
+// Straight from each type's bytes (quant_blocks.h's layouts; the plain loops
+// read them through GridGroup): a 32-group's magnitudes as unsigned bytes in
+// element order, its signs as bytes +1 / -1, its scales.
 
-// A 32-group's grid magnitudes as unsigned bytes in element order (indices:
-// quant_blocks.h's iq_grid_indices), and d's factor (d * (2s + 1) / 8 or / 4
-// is the group's scale: 0.125 or 0.25).
-STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ2_XXS& b, int g) {
-  const uint8_t* idx = iq_grid_indices(b, g);
-  return _mm256_setr_epi64x(static_cast<int64_t>(kIq2xxsGrid[idx[0]]), static_cast<int64_t>(kIq2xxsGrid[idx[1]]),
-                            static_cast<int64_t>(kIq2xxsGrid[idx[2]]), static_cast<int64_t>(kIq2xxsGrid[idx[3]]));
+// Each sign byte's eight signs as bytes, +1 or -1 (0xff) where bit j negates
+// element j; and the same by 7-bit parity code (kSignsIq2xs).
+constexpr uint64_t sign_bytes(int bits) {
+  uint64_t v = 0;
+  for (int j = 0; j < 8; ++j) v |= static_cast<uint64_t>((bits >> j) & 1 ? 0xff : 0x01) << (8 * j);
+  return v;
 }
-STRATA_TARGET_AVX2 inline __m256i grid_magnitudes(const BlockIQ3_XXS& b, int g) {
-  const uint8_t* q = iq_grid_indices(b, g);
-  return _mm256_setr_epi64x(
-      static_cast<int64_t>(kIq3xxsGrid[q[0]] | static_cast<uint64_t>(kIq3xxsGrid[q[1]]) << 32),
-      static_cast<int64_t>(kIq3xxsGrid[q[2]] | static_cast<uint64_t>(kIq3xxsGrid[q[3]]) << 32),
-      static_cast<int64_t>(kIq3xxsGrid[q[4]] | static_cast<uint64_t>(kIq3xxsGrid[q[5]]) << 32),
-      static_cast<int64_t>(kIq3xxsGrid[q[6]] | static_cast<uint64_t>(kIq3xxsGrid[q[7]]) << 32));
-}
-constexpr float grid_d_factor(const BlockIQ2_XXS*) { return 0.125f; }
-constexpr float grid_d_factor(const BlockIQ3_XXS*) { return 0.25f; }
-
-// Each 7-bit sign code's eight signs as bytes, +1 or -1 (0xff) where bit j of
-// kSignsIq2xs[code] negates element j.
-constexpr std::array<uint64_t, 128> make_sign_bytes() {
-  std::array<uint64_t, 128> t{};
-  for (int c = 0; c < 128; ++c) {
-    for (int j = 0; j < 8; ++j) t[c] |= static_cast<uint64_t>((kSignsIq2xs[c] >> j) & 1 ? 0xff : 0x01) << (8 * j);
-  }
+template <int N, typename F>
+constexpr std::array<uint64_t, N> make_sign_bytes(F bits_of) {
+  std::array<uint64_t, N> t{};
+  for (int c = 0; c < N; ++c) t[c] = sign_bytes(bits_of(c));
   return t;
 }
-constexpr std::array<uint64_t, 128> kSignBytes = make_sign_bytes();
+constexpr auto kSignBytes = make_sign_bytes<256>([](int c) { return c; });
+constexpr auto kCodeSignBytes = make_sign_bytes<128>([](int c) { return static_cast<int>(kSignsIq2xs[c]); });
 
-// +1 or -1 in each byte of a 32-group from its word's four sign codes (bits 7l).
-STRATA_TARGET_AVX2 inline __m256i grid_signs(uint32_t w) {
-  return _mm256_setr_epi64x(static_cast<int64_t>(kSignBytes[w & 127]), static_cast<int64_t>(kSignBytes[(w >> 7) & 127]),
-                            static_cast<int64_t>(kSignBytes[(w >> 14) & 127]),
-                            static_cast<int64_t>(kSignBytes[(w >> 21) & 127]));
+STRATA_TARGET_AVX2 inline __m256i signs_of(uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3) {
+  return _mm256_setr_epi64x(static_cast<int64_t>(s0), static_cast<int64_t>(s1), static_cast<int64_t>(s2),
+                            static_cast<int64_t>(s3));
+}
+STRATA_TARGET_AVX2 inline __m256i points8(const uint64_t* grid, int i0, int i1, int i2, int i3) {
+  return _mm256_setr_epi64x(static_cast<int64_t>(grid[i0]), static_cast<int64_t>(grid[i1]),
+                            static_cast<int64_t>(grid[i2]), static_cast<int64_t>(grid[i3]));
+}
+// Four-magnitude points k = 0..7 of a group, index(k) each, paired into 64-bit lanes.
+template <typename Index>
+STRATA_TARGET_AVX2 inline __m256i points4(const uint32_t* grid, Index index) {
+  auto pair = [&](int k) { return static_cast<int64_t>(grid[index(k)] | uint64_t{grid[index(k + 1)]} << 32); };
+  return _mm256_setr_epi64x(pair(0), pair(2), pair(4), pair(6));
 }
 
+// A parity-coded group's word (IQ2_XXS, IQ3_XXS): the codes' signs.
+STRATA_TARGET_AVX2 inline __m256i code_signs(uint32_t w) {
+  return signs_of(kCodeSignBytes[w & 127], kCodeSignBytes[(w >> 7) & 127], kCodeSignBytes[(w >> 14) & 127],
+                  kCodeSignBytes[(w >> 21) & 127]);
+}
+template <typename Block>
+uint32_t xxs_word(const Block& b, int g) {
+  uint32_t w;
+  std::memcpy(&w, reinterpret_cast<const uint8_t*>(b.qs) + grid_word_offset(&b, g), 4);
+  return w;
+}
+
+// One group's operands: mag (magnitudes), sign (+1 / -1), and its 2s + 1: odd
+// (one per 32) or odd_lo, odd_hi (per 16).
+struct GroupOperands {
+  __m256i mag, sign;
+  int odd_lo, odd_hi;
+};
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ2_XXS& b, int g) {
+  const auto* idx = reinterpret_cast<const uint8_t*>(b.qs) + 8 * g;
+  const uint32_t w = xxs_word(b, g);
+  const int odd = static_cast<int>(2 * (w >> 28) + 1);
+  return {points8(kIq2xxsGrid, idx[0], idx[1], idx[2], idx[3]), code_signs(w), odd, odd};
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ3_XXS& b, int g) {
+  const uint8_t* idx = b.qs + 8 * g;
+  const uint32_t w = xxs_word(b, g);
+  const int odd = static_cast<int>(2 * (w >> 28) + 1);
+  return {points4(kIq3xxsGrid, [&](int k) { return idx[k]; }), code_signs(w), odd, odd};
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ2_XS& b, int g) {
+  const uint16_t* q = b.qs + 4 * g;
+  return {points8(kIq2xsGrid, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511),
+          signs_of(kCodeSignBytes[q[0] >> 9], kCodeSignBytes[q[1] >> 9], kCodeSignBytes[q[2] >> 9],
+                   kCodeSignBytes[q[3] >> 9]),
+          2 * (b.scales[g] & 15) + 1, 2 * (b.scales[g] >> 4) + 1};
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ2_S& b, int g) {
+  const uint8_t* q = b.qs + 4 * g;
+  const uint8_t* s = b.qs + 32 + 4 * g;
+  const int h = b.qh[g];
+  return {points8(kIq2sGrid, q[0] | (h & 3) << 8, q[1] | (h & 12) << 6, q[2] | (h & 48) << 4, q[3] | (h & 192) << 2),
+          signs_of(kSignBytes[s[0]], kSignBytes[s[1]], kSignBytes[s[2]], kSignBytes[s[3]]),
+          2 * (b.scales[g] & 15) + 1, 2 * (b.scales[g] >> 4) + 1};
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ3_S& b, int g) {
+  const uint8_t* q = b.qs + 8 * g;
+  const uint8_t* s = b.signs + 4 * g;
+  const int h = b.qh[g];
+  const int odd = 2 * ((b.scales[g / 2] >> (4 * (g % 2))) & 15) + 1;
+  return {points4(kIq3sGrid, [&](int k) { return q[k] | ((h >> k) & 1) << 8; }),
+          signs_of(kSignBytes[s[0]], kSignBytes[s[1]], kSignBytes[s[2]], kSignBytes[s[3]]), odd, odd};
+}
+
+// d's factor: d * (2s + 1) / 8, / 4 or / 1 is a span's scale; per16: a scale per 16 values.
+constexpr float grid_d_factor(const BlockIQ2_XXS*) { return 0.125f; }
+constexpr float grid_d_factor(const BlockIQ2_XS*) { return 0.125f; }
+constexpr float grid_d_factor(const BlockIQ2_S*) { return 0.125f; }
+constexpr float grid_d_factor(const BlockIQ3_XXS*) { return 0.25f; }
+constexpr float grid_d_factor(const BlockIQ3_S*) { return 1.0f; }
+template <typename Block>
+constexpr bool kGridPer16 = std::is_same_v<Block, BlockIQ2_XS> || std::is_same_v<Block, BlockIQ2_S>;
+
 // R rows of a grid type, as IQ4_XS's: per super-block the eight groups'
-// isums (magnitudes times the signed activations) in lanes, times 2s + 1
-// (exact in int32), then ((d * factor) * a.d) * (float) each, added group by group.
+// isums in lanes (magnitudes times the signed activations; per16: each int16
+// pair sum times the 2s + 1 of its half by pmaddwd, else all eight isums
+// times their 2s + 1 at once; exact in int32), then ((d * factor) * a.d) *
+// (float) each, added group by group.
 template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
   __m128 acc = _mm_setzero_ps();
@@ -534,13 +600,23 @@ STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, 
       const Block& b = x[r][i];
       prefetch_block(&x[r][i + kPrefetchBlocks]);
       __m256i part[8];
-      int odd[8];
+      alignas(32) int odd[8];
+#pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
-        const uint32_t w = iq_grid_word(b, g);
-        part[g] = dot_bytes(grid_magnitudes(b, g), _mm256_sign_epi8(load32(ab[g].qs), grid_signs(w)));
-        odd[g] = static_cast<int>(2 * (w >> 28) + 1);
+        const GroupOperands op = grid_operands(b, g);
+        const __m256i pairs = _mm256_maddubs_epi16(op.mag, _mm256_sign_epi8(load32(ab[g].qs), op.sign));
+        if constexpr (kGridPer16<Block>) {
+          part[g] = _mm256_madd_epi16(pairs, _mm256_setr_m128i(_mm_set1_epi16(static_cast<int16_t>(op.odd_lo)),
+                                                               _mm_set1_epi16(static_cast<int16_t>(op.odd_hi))));
+        } else {
+          part[g] = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+          odd[g] = op.odd_lo;
+        }
       }
-      const __m256i isum = _mm256_mullo_epi32(totals(part), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd)));
+      __m256i isum = totals(part);
+      if constexpr (!kGridPer16<Block>) {
+        isum = _mm256_mullo_epi32(isum, _mm256_load_si256(reinterpret_cast<const __m256i*>(odd)));
+      }
       const float dw = half_to_float(b.d) * grid_d_factor(&b);
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(dw), ad), as_float(isum));
     }

@@ -33,7 +33,10 @@ float dot_q6_k_avx2(const BlockQ6_K* x, const BlockQ8A* a, int64_t nb);
 float dot_iq4_nl_avx2(const BlockIQ4_NL* x, const BlockQ8A* a, int64_t nb);
 float dot_iq4_xs_avx2(const BlockIQ4_XS* x, const BlockQ8A* a, int64_t nb);
 float dot_iq2_xxs_avx2(const BlockIQ2_XXS* x, const BlockQ8A* a, int64_t nb);
+float dot_iq2_xs_avx2(const BlockIQ2_XS* x, const BlockQ8A* a, int64_t nb);
+float dot_iq2_s_avx2(const BlockIQ2_S* x, const BlockQ8A* a, int64_t nb);
 float dot_iq3_xxs_avx2(const BlockIQ3_XXS* x, const BlockQ8A* a, int64_t nb);
+float dot_iq3_s_avx2(const BlockIQ3_S* x, const BlockQ8A* a, int64_t nb);
 
 // out[i] = the F32 value of half h[i], i < n, with F16C (8 at a time):
 // fp16_to_f32's bits for every half except signaling NaNs, which F16C
@@ -57,6 +60,9 @@ void dot4_q6_k_avx2(const BlockQ6_K* const x[4], const BlockQ8A* a, int64_t nb, 
 void dot4_iq4_nl_avx2(const BlockIQ4_NL* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq4_xs_avx2(const BlockIQ4_XS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq2_xxs_avx2(const BlockIQ2_XXS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq2_xs_avx2(const BlockIQ2_XS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq2_s_avx2(const BlockIQ2_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq3_xxs_avx2(const BlockIQ3_XXS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq3_s_avx2(const BlockIQ3_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 
 }  // namespace strata::core

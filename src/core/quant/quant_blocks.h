@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/quant/quant_tables.h"
+
 namespace strata::core {
 
 inline constexpr int kQK8_0 = 32;   // elements per Q8_0 block
@@ -195,38 +197,159 @@ inline uint8_t unpack_scale_iq4_xs(const BlockIQ4_XS& b, int ib) {
   return static_cast<uint8_t>(low | (high << 4));
 }
 
+// The grid IQ types store each 8 values as a point of a fixed grid of
+// magnitudes (quant_tables.h; one point of 8 or two of 4), their signs, and a
+// 4-bit scale s per 32 or per 16 values: x = d * (2s + 1) / factor * grid
+// byte, negated where the sign says (factor: 8 for IQ2_*, 4 for IQ3_XXS, 1
+// for IQ3_S). GridGroup is one 32-group unpacked; read_grid_group and
+// write_grid_group below map it to and from each type's bytes.
+struct GridGroup {
+  uint16_t idx[8];   // grid points in element order (four or eight used)
+  uint8_t signs[4];  // 8-group l: bit j set negates element j
+  uint8_t scale[2];  // s of elements 0..15 and 16..31 (equal where one s covers 32)
+};
+
 // IQ2_XXS: per 32-group ib, eight bytes at qs + 4 ib: bytes 0..3 index
 // kIq2xxsGrid for its four 8-groups; bytes 4..7 are a u32 w whose bits 7l ..
-// 7l + 6 are 8-group l's sign code (kSignsIq2xs) and bits 28..31 the scale
-// s: x = d * (0.5 + s) * 0.25 * grid byte, negated where the sign says.
+// 7l + 6 are 8-group l's sign code (kSignsIq2xs: the code with its parity as
+// bit 7, so an even number of negations) and bits 28..31 the scale s; factor 8.
 struct BlockIQ2_XXS {
   uint16_t d;
   uint16_t qs[kQK_K / 8];
 };
 static_assert(sizeof(BlockIQ2_XXS) == 66);
 
+// IQ2_XS: qs[4 ib + l] holds 8-group l's 9-bit kIq2xsGrid index in bits 0..8
+// and its sign code (as IQ2_XXS's) in bits 9..15; scales[ib]'s low nibble is
+// the s of 8-groups 0..1, its high nibble that of 2..3; factor 8.
+struct BlockIQ2_XS {
+  uint16_t d;
+  uint16_t qs[kQK_K / 8];
+  uint8_t scales[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ2_XS) == 74 && offsetof(BlockIQ2_XS, scales) == 66);
+
+// IQ2_S: 8-group l of group ib indexes kIq2sGrid at qs[4 ib + l] + 256 *
+// bits 2l .. 2l + 1 of qh[ib]; qs[32 + 4 ib + l] is its sign byte (any
+// parity); scales as IQ2_XS's; factor 8.
+struct BlockIQ2_S {
+  uint16_t d;
+  uint8_t qs[kQK_K / 4];
+  uint8_t qh[kQK_K / 32];
+  uint8_t scales[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ2_S) == 82 && offsetof(BlockIQ2_S, qh) == 66 && offsetof(BlockIQ2_S, scales) == 74);
+
 // IQ3_XXS: qs[8 ib .. 8 ib + 7] index kIq3xxsGrid twice per 8-group (its
 // elements 0..3, then 4..7); the u32 at qs + 64 + 4 ib holds the sign codes
-// and scale as IQ2_XXS's w: x = d * (0.5 + s) * 0.5 * grid byte, signed.
+// and s as IQ2_XXS's w; factor 4.
 struct BlockIQ3_XXS {
   uint16_t d;
   uint8_t qs[3 * kQK_K / 8];
 };
 static_assert(sizeof(BlockIQ3_XXS) == 98);
 
-// Group ib of a grid type (IQ2_XXS, IQ3_XXS) within qs, the bytes after d:
-// its grid indices at 8 ib, its sign-and-scale word at iq_grid_word_offset.
-constexpr int iq_grid_word_offset(const BlockIQ2_XXS*, int ib) { return 8 * ib + 4; }
-constexpr int iq_grid_word_offset(const BlockIQ3_XXS*, int ib) { return 64 + 4 * ib; }
-template <typename Block>
-const uint8_t* iq_grid_indices(const Block& b, int ib) {
-  return reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
+// IQ3_S: qs[8 ib + k] + 256 * bit k of qh[ib] indexes kIq3sGrid for elements
+// 4k .. 4k + 3 of group ib; signs[4 ib + l] is 8-group l's sign byte; s is
+// nibble ib % 2 of scales[ib / 2]; factor 1.
+struct BlockIQ3_S {
+  uint16_t d;
+  uint8_t qs[kQK_K / 4];
+  uint8_t qh[kQK_K / 32];
+  uint8_t signs[kQK_K / 8];
+  uint8_t scales[kQK_K / 64];
+};
+static_assert(sizeof(BlockIQ3_S) == 110 && offsetof(BlockIQ3_S, qh) == 66 && offsetof(BlockIQ3_S, signs) == 74 &&
+              offsetof(BlockIQ3_S, scales) == 106);
+
+// The eight sign bits of a parity-packed 7-bit code (the code, its parity as bit 7).
+constexpr uint8_t parity_signs(uint32_t code) {
+  return kSignsIq2xs[code & 127];
 }
+
+// IQ2_XXS and IQ3_XXS: the sign-and-scale word of group ib, at qs + 8 ib + 4 or qs + 64 + 4 ib.
+constexpr int grid_word_offset(const BlockIQ2_XXS*, int ib) { return 8 * ib + 4; }
+constexpr int grid_word_offset(const BlockIQ3_XXS*, int ib) { return 64 + 4 * ib; }
+
 template <typename Block>
-uint32_t iq_grid_word(const Block& b, int ib) {
+GridGroup read_xxs_group(const Block& b, int ib, int points) {
+  const auto* qs = reinterpret_cast<const uint8_t*>(b.qs);
   uint32_t w;
-  std::memcpy(&w, reinterpret_cast<const uint8_t*>(b.qs) + iq_grid_word_offset(&b, ib), 4);
-  return w;
+  std::memcpy(&w, qs + grid_word_offset(&b, ib), 4);
+  GridGroup g{};
+  for (int k = 0; k < points; ++k) g.idx[k] = qs[8 * ib + k];
+  for (int l = 0; l < 4; ++l) g.signs[l] = parity_signs((w >> (7 * l)) & 127);
+  g.scale[0] = g.scale[1] = static_cast<uint8_t>(w >> 28);
+  return g;
+}
+
+// Writes signs' low seven bits: each 8-group must negate an even number of elements.
+template <typename Block>
+void write_xxs_group(Block& b, int ib, const GridGroup& g, int points) {
+  auto* qs = reinterpret_cast<uint8_t*>(b.qs);
+  uint32_t w = static_cast<uint32_t>(g.scale[0]) << 28;
+  for (int l = 0; l < 4; ++l) w |= static_cast<uint32_t>(g.signs[l] & 127) << (7 * l);
+  for (int k = 0; k < points; ++k) qs[8 * ib + k] = static_cast<uint8_t>(g.idx[k]);
+  std::memcpy(qs + grid_word_offset(&b, ib), &w, 4);
+}
+
+inline GridGroup read_grid_group(const BlockIQ2_XXS& b, int ib) { return read_xxs_group(b, ib, 4); }
+inline void write_grid_group(BlockIQ2_XXS& b, int ib, const GridGroup& g) { write_xxs_group(b, ib, g, 4); }
+inline GridGroup read_grid_group(const BlockIQ3_XXS& b, int ib) { return read_xxs_group(b, ib, 8); }
+inline void write_grid_group(BlockIQ3_XXS& b, int ib, const GridGroup& g) { write_xxs_group(b, ib, g, 8); }
+
+inline GridGroup read_grid_group(const BlockIQ2_XS& b, int ib) {
+  GridGroup g{};
+  for (int l = 0; l < 4; ++l) {
+    g.idx[l] = static_cast<uint16_t>(b.qs[4 * ib + l] & 511);
+    g.signs[l] = parity_signs(b.qs[4 * ib + l] >> 9);
+  }
+  g.scale[0] = b.scales[ib] & 15;
+  g.scale[1] = static_cast<uint8_t>(b.scales[ib] >> 4);
+  return g;
+}
+inline void write_grid_group(BlockIQ2_XS& b, int ib, const GridGroup& g) {
+  for (int l = 0; l < 4; ++l) b.qs[4 * ib + l] = static_cast<uint16_t>(g.idx[l] | (g.signs[l] & 127) << 9);
+  b.scales[ib] = static_cast<uint8_t>(g.scale[0] | g.scale[1] << 4);
+}
+
+inline GridGroup read_grid_group(const BlockIQ2_S& b, int ib) {
+  GridGroup g{};
+  for (int l = 0; l < 4; ++l) {
+    g.idx[l] = static_cast<uint16_t>(b.qs[4 * ib + l] | ((b.qh[ib] >> (2 * l)) & 3) << 8);
+    g.signs[l] = b.qs[32 + 4 * ib + l];
+  }
+  g.scale[0] = b.scales[ib] & 15;
+  g.scale[1] = static_cast<uint8_t>(b.scales[ib] >> 4);
+  return g;
+}
+inline void write_grid_group(BlockIQ2_S& b, int ib, const GridGroup& g) {
+  b.qh[ib] = 0;
+  for (int l = 0; l < 4; ++l) {
+    b.qs[4 * ib + l] = static_cast<uint8_t>(g.idx[l]);
+    b.qs[32 + 4 * ib + l] = g.signs[l];
+    b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (g.idx[l] >> 8) << (2 * l));
+  }
+  b.scales[ib] = static_cast<uint8_t>(g.scale[0] | g.scale[1] << 4);
+}
+
+inline GridGroup read_grid_group(const BlockIQ3_S& b, int ib) {
+  GridGroup g{};
+  for (int k = 0; k < 8; ++k) g.idx[k] = static_cast<uint16_t>(b.qs[8 * ib + k] | ((b.qh[ib] >> k) & 1) << 8);
+  for (int l = 0; l < 4; ++l) g.signs[l] = b.signs[4 * ib + l];
+  g.scale[0] = g.scale[1] = static_cast<uint8_t>((b.scales[ib / 2] >> (4 * (ib % 2))) & 15);
+  return g;
+}
+// Writes scale[0] (the type has one s per 32).
+inline void write_grid_group(BlockIQ3_S& b, int ib, const GridGroup& g) {
+  b.qh[ib] = 0;
+  for (int k = 0; k < 8; ++k) {
+    b.qs[8 * ib + k] = static_cast<uint8_t>(g.idx[k]);
+    b.qh[ib] = static_cast<uint8_t>(b.qh[ib] | (g.idx[k] >> 8) << k);
+  }
+  for (int l = 0; l < 4; ++l) b.signs[4 * ib + l] = g.signs[l];
+  const int shift = 4 * (ib % 2);
+  b.scales[ib / 2] = static_cast<uint8_t>((b.scales[ib / 2] & ~(15 << shift)) | g.scale[0] << shift);
 }
 
 // Inverse of unpack_scale_iq4_xs over the eight groups; ls must be < 64.
