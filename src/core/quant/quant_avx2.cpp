@@ -575,19 +575,10 @@ STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ3_S& b, int g
           signs_of(kSignBytes[s[0]], kSignBytes[s[1]], kSignBytes[s[2]], kSignBytes[s[3]]), odd, odd};
 }
 
-// d's factor: d * (2s + 1) / 8, / 4 or / 1 is a span's scale; per16: a scale per 16 values.
-constexpr float grid_d_factor(const BlockIQ2_XXS*) { return 0.125f; }
-constexpr float grid_d_factor(const BlockIQ2_XS*) { return 0.125f; }
-constexpr float grid_d_factor(const BlockIQ2_S*) { return 0.125f; }
-constexpr float grid_d_factor(const BlockIQ3_XXS*) { return 0.25f; }
-constexpr float grid_d_factor(const BlockIQ3_S*) { return 1.0f; }
-template <typename Block>
-constexpr bool kGridPer16 = std::is_same_v<Block, BlockIQ2_XS> || std::is_same_v<Block, BlockIQ2_S>;
-
 // R rows of a grid type, as IQ4_XS's: per super-block the eight groups'
 // isums in lanes (magnitudes times the signed activations; per16: each int16
 // pair sum times the 2s + 1 of its half by pmaddwd, else all eight isums
-// times their 2s + 1 at once; exact in int32), then ((d * factor) * a.d) *
+// times their 2s + 1 at once; exact in int32), then ((d / factor) * a.d) *
 // (float) each, added group by group.
 template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
@@ -605,7 +596,7 @@ STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, 
       for (int g = 0; g < 8; ++g) {
         const GroupOperands op = grid_operands(b, g);
         const __m256i pairs = _mm256_maddubs_epi16(op.mag, _mm256_sign_epi8(load32(ab[g].qs), op.sign));
-        if constexpr (kGridPer16<Block>) {
+        if constexpr (kGridShape<Block>.per16) {
           part[g] = _mm256_madd_epi16(pairs, _mm256_setr_m128i(_mm_set1_epi16(static_cast<int16_t>(op.odd_lo)),
                                                                _mm_set1_epi16(static_cast<int16_t>(op.odd_hi))));
         } else {
@@ -614,10 +605,10 @@ STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, 
         }
       }
       __m256i isum = totals(part);
-      if constexpr (!kGridPer16<Block>) {
+      if constexpr (!kGridShape<Block>.per16) {
         isum = _mm256_mullo_epi32(isum, _mm256_load_si256(reinterpret_cast<const __m256i*>(odd)));
       }
-      const float dw = half_to_float(b.d) * grid_d_factor(&b);
+      const float dw = half_to_float(b.d) * (1.0f / static_cast<float>(kGridShape<Block>.factor));
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(dw), ad), as_float(isum));
     }
     add_terms<R>(acc, t);

@@ -262,6 +262,22 @@ struct BlockIQ3_S {
 static_assert(sizeof(BlockIQ3_S) == 110 && offsetof(BlockIQ3_S, qh) == 66 && offsetof(BlockIQ3_S, signs) == 74 &&
               offsetof(BlockIQ3_S, scales) == 106);
 
+// Each grid type's constants: a span's scale is d * (2s + 1) / factor; per16:
+// a scale per 16 values (else per 32); parity: signs as parity-packed codes
+// (each 8-group negates an even number of elements; else a free sign byte).
+struct GridShape {
+  int factor;
+  bool per16;
+  bool parity;
+};
+constexpr GridShape grid_shape(const BlockIQ2_XXS*) { return {8, false, true}; }
+constexpr GridShape grid_shape(const BlockIQ2_XS*) { return {8, true, true}; }
+constexpr GridShape grid_shape(const BlockIQ2_S*) { return {8, true, false}; }
+constexpr GridShape grid_shape(const BlockIQ3_XXS*) { return {4, false, true}; }
+constexpr GridShape grid_shape(const BlockIQ3_S*) { return {1, false, false}; }
+template <typename Block>
+inline constexpr GridShape kGridShape = grid_shape(static_cast<const Block*>(nullptr));
+
 // The eight sign bits of a parity-packed 7-bit code (the code, its parity as bit 7).
 constexpr uint8_t parity_signs(uint32_t code) {
   return kSignsIq2xs[code & 127];

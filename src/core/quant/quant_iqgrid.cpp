@@ -14,28 +14,30 @@
 namespace strata::core {
 namespace {
 
-// One grid type: `dims` magnitudes per grid point (each 8-group is 8 / dims
-// points), on the ascending levels (mids: the midpoints between neighbours);
-// a scale s covers 32 values or (per16) 16, and stands for d * (2s + 1) /
-// factor. Signs are parity-packed codes (parity: each 8-group negates an even
-// number of elements) or a free byte. The quantizer tries the scales that map
-// a span's largest magnitude to the lowest level (flat spans) and to each of
-// the `top` highest, and looks points up in `nearest()` (make_nearest's map,
-// built on first use).
+// One grid type: its shape (quant_blocks.h: factor, scales per 16 or 32,
+// parity codes or free signs), `dims` magnitudes per grid point (each 8-group
+// is 8 / dims points), on the ascending levels (mids: the midpoints between
+// neighbours). The quantizer tries the scales that map a span's largest
+// magnitude to the lowest level (flat spans) and to each of the `top`
+// highest, and looks points up in `nearest()` (make_nearest's map, built on
+// first use).
 struct Grid {
+  GridShape shape;
   int dims;
-  int factor;
   int n_levels;
   const int* levels;
   const float* mids;
   int top;
-  bool parity;
-  bool per16;
   int n_points;
   uint8_t (*magnitude)(int index, int k);
   const std::vector<uint16_t>& (*nearest)();
 
   int points() const { return 8 / dims; }  // grid points per 8-group
+
+  // The scale d * (2s + 1) / factor of a span with 4-bit scale s.
+  float span_db(float d, int s) const {
+    return d * (0.5f + static_cast<float>(s)) * (2.0f / static_cast<float>(shape.factor));
+  }
 
   // The index of the level nearest m (ties to the lower).
   int level_of(float m) const {
@@ -74,12 +76,13 @@ const std::vector<uint16_t>& nearest_of() {
   return map;
 }
 
-constexpr Grid kIq2xxs{8, 8, 3, kIq2Levels, kIq2Mids, 2, true, false, 256, iq2xxs_magnitude, nearest_of<kIq2xxs>};
-constexpr Grid kIq2xs{8, 8, 3, kIq2Levels, kIq2Mids, 2, true, true, 512, iq2xs_magnitude, nearest_of<kIq2xs>};
-constexpr Grid kIq2s{8, 8, 3, kIq2Levels, kIq2Mids, 2, false, true, 1024, iq2s_magnitude, nearest_of<kIq2s>};
-constexpr Grid kIq3xxs{4, 4, 8, kIq3xxsLevels, kIq3xxsMids, 3, true, false, 256, iq3xxs_magnitude,
+constexpr Grid kIq2xxs{kGridShape<BlockIQ2_XXS>, 8, 3, kIq2Levels, kIq2Mids, 2, 256, iq2xxs_magnitude,
+                       nearest_of<kIq2xxs>};
+constexpr Grid kIq2xs{kGridShape<BlockIQ2_XS>, 8, 3, kIq2Levels, kIq2Mids, 2, 512, iq2xs_magnitude, nearest_of<kIq2xs>};
+constexpr Grid kIq2s{kGridShape<BlockIQ2_S>, 8, 3, kIq2Levels, kIq2Mids, 2, 1024, iq2s_magnitude, nearest_of<kIq2s>};
+constexpr Grid kIq3xxs{kGridShape<BlockIQ3_XXS>, 4, 8, kIq3xxsLevels, kIq3xxsMids, 3, 256, iq3xxs_magnitude,
                        nearest_of<kIq3xxs>};
-constexpr Grid kIq3s{4, 1, 8, kIq3sLevels, kIq3sMids, 3, false, false, 512, iq3s_magnitude, nearest_of<kIq3s>};
+constexpr Grid kIq3s{kGridShape<BlockIQ3_S>, 4, 8, kIq3sLevels, kIq3sMids, 3, 512, iq3s_magnitude, nearest_of<kIq3s>};
 
 // Each type's grid (grid_of<Block>).
 template <class Block>
@@ -134,7 +137,7 @@ void assign_span(const Grid& g, const float* x, int n8, float db, uint16_t* idx,
       if (xl[j] < 0.0f) neg |= 1u << j;
       if (std::fabs(xl[j]) < std::fabs(xl[smallest])) smallest = j;
     }
-    if (g.parity && std::popcount(neg) % 2 != 0) neg ^= 1u << smallest;
+    if (g.shape.parity && std::popcount(neg) % 2 != 0) neg ^= 1u << smallest;
     signs[l] = static_cast<uint8_t>(neg);
     for (int p = 0; p < points; ++p) {
       int key = 0;
@@ -193,24 +196,24 @@ float span_scale(const Grid& g, const float* x, int n8) {
 // that stored scale. put(ib, group) stores group ib. Returns d's bits.
 template <class Put>
 uint16_t quantize_superblock(const Grid& g, const float* x, Put put) {
-  const int spans = g.per16 ? 2 : 1, n8 = 4 / spans;  // per 32-group
+  const int spans = g.shape.per16 ? 2 : 1, n8 = 4 / spans;  // per 32-group
   float s[16], smax = 0.0f;
   for (int h = 0; h < 8 * spans; ++h) {
     s[h] = span_scale(g, x + 8 * n8 * h, n8);
     smax = std::fmax(smax, s[h]);
   }
-  const uint16_t d16 = scale_to_fp16_up(smax * static_cast<float>(g.factor) / 31.0f);
+  const uint16_t d16 = scale_to_fp16_up(smax * static_cast<float>(g.shape.factor) / 31.0f);
   const float d = fp16_to_f32(d16);
-  const float half_step = 2.0f / static_cast<float>(g.factor);  // (0.5 + s) * half_step = (2s + 1) / factor
+  const float factor = static_cast<float>(g.shape.factor);
   for (int ib = 0; ib < 8; ++ib) {
     GridGroup gg{};
     int q[32];
     for (int h = 0; h < spans; ++h) {
       const float sh = s[spans * ib + h];
-      const int sc = d > 0.0f ? round_clamp((sh * static_cast<float>(g.factor) / d - 1.0f) * 0.5f, 0.0f, 15.0f) : 0;
+      const int sc = d > 0.0f ? round_clamp((sh * factor / d - 1.0f) * 0.5f, 0.0f, 15.0f) : 0;
       gg.scale[h] = static_cast<uint8_t>(sc);
-      assign_span(g, x + 32 * ib + 8 * n8 * h, n8, d * (0.5f + static_cast<float>(sc)) * half_step,
-                  gg.idx + h * n8 * g.points(), gg.signs + h * n8, q);
+      assign_span(g, x + 32 * ib + 8 * n8 * h, n8, g.span_db(d, sc), gg.idx + h * n8 * g.points(), gg.signs + h * n8,
+                  q);
     }
     if (spans == 1) gg.scale[1] = gg.scale[0];
     put(ib, gg);
@@ -238,15 +241,14 @@ int32_t dot_group(const Grid& g, const GridGroup& gg, const int8_t* qa) {
 template <class Block>
 void dequantize_grid(const Block* x, float* y, int64_t nb) {
   const Grid& g = grid_of<Block>();
-  const float half_step = 2.0f / static_cast<float>(g.factor);
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_f32(x[i].d);
     for (int ib = 0; ib < 8; ++ib) {
       const GridGroup gg = read_grid_group(x[i], ib);
+      const float db[2] = {g.span_db(d, gg.scale[0]), g.span_db(d, gg.scale[1])};
       float* yg = y + i * kQK_K + 32 * ib;
       for (int j = 0; j < 32; ++j) {
-        const float db = d * (0.5f + static_cast<float>(gg.scale[j / 16])) * half_step;
-        const float v = db * static_cast<float>(g.element(gg, j));
+        const float v = db[j / 16] * static_cast<float>(g.element(gg, j));
         yg[j] = ((gg.signs[j / 8] >> (j % 8)) & 1) != 0 ? -v : v;
       }
     }
@@ -266,7 +268,7 @@ void quantize_grid(const float* x, Block* y, int64_t nb) {
 template <class Block>
 float dot_grid(const Block* x, const BlockQ8A* a, int64_t nb) {
   const Grid& g = grid_of<Block>();
-  const float inv_factor = 1.0f / static_cast<float>(g.factor);
+  const float inv_factor = 1.0f / static_cast<float>(g.shape.factor);
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     const float dw = fp16_to_f32(x[i].d) * inv_factor;
