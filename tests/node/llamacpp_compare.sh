@@ -99,6 +99,10 @@ compare tiny-iq2xs 0.95 1.0 0.08 exact --shape tiny --quant iq2_xs --vocab small
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq2s 0.95 1.0 0.08 exact --shape tiny --quant iq2_s --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-mxfp4 0.95 1.0 0.08 exact --shape tiny --quant mxfp4 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-nvfp4 0.95 1.0 0.08 exact --shape tiny --quant nvfp4 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

@@ -18,7 +18,8 @@ const GgmlType kComputable[] = {GgmlType::F32,    GgmlType::F16,     GgmlType::B
                                 GgmlType::Q4_0,   GgmlType::Q4_1,    GgmlType::Q5_0,    GgmlType::Q5_1,
                                 GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,    GgmlType::Q5_K,
                                 GgmlType::Q6_K,   GgmlType::IQ4_NL,  GgmlType::IQ4_XS,  GgmlType::IQ3_XXS,
-                                GgmlType::IQ3_S,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS,  GgmlType::IQ2_S};
+                                GgmlType::IQ3_S,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS,  GgmlType::IQ2_S,
+                                GgmlType::MXFP4,  GgmlType::NVFP4};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -69,6 +70,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::IQ2_XXS: return 0.425;  // 0.4051 .. 0.4069 (8 seeds)
     case GgmlType::IQ2_XS: return 0.360;   // 0.3474 .. 0.3494 (8 seeds)
     case GgmlType::IQ2_S: return 0.316;    // 0.3022 .. 0.3059 (8 seeds)
+    case GgmlType::MXFP4: return 0.115;    // 0.1112 .. 0.1118 (8 seeds)
+    case GgmlType::NVFP4: return 0.0918;   // 0.0882 .. 0.0891 (8 seeds)
     default: FAIL("no bound"); return 0;
   }
 }
@@ -94,8 +97,9 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
   std::mt19937 rng(seed);
   for (GgmlType t : kComputable) {
     INFO(type_traits(t).name);
-    // Tiny and large magnitudes (within F16 scale range) keep the same error.
-    for (float sigma : {1e-3f, 30.0f}) {
+    // Tiny and large magnitudes (within the scales' range) keep the same
+    // error. NVFP4's scales are FP8 (2^-10 .. 224): sigma 1e-3 is below them.
+    for (float sigma : {t == GgmlType::NVFP4 ? 0.05f : 1e-3f, 30.0f}) {
       const auto x = gaussian(rng, 256 * 16, sigma);
       CHECK(relative_rms_error(x, roundtrip(t, x)) <= 1.1 * rms_bound(t));
     }
@@ -107,10 +111,17 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
     // The grid types have too few levels to keep both: IQ2_XXS's magnitudes
     // span 8 .. 43 only, so the least-squares scale of the outlier's group
     // gives it about 21 (IQ3_XXS about 36); it stays the group's largest.
+    // MXFP4's power-of-two scales put 40 between two points (32 and 48 of
+    // E2M1's 4, 6 under 8 or 6, 8 under 4), NVFP4's 3-bit-mantissa scales
+    // within 6% (12 times 3.25 or 3.5: 39 or 42).
     const bool grid = t == GgmlType::IQ2_XXS || t == GgmlType::IQ2_XS || t == GgmlType::IQ2_S ||
                       t == GgmlType::IQ3_XXS || t == GgmlType::IQ3_S;
+    const float outlier_tolerance = grid                     ? 0.5f
+                                    : t == GgmlType::MXFP4 ? 0.2f
+                                    : t == GgmlType::NVFP4 ? 0.06f
+                                                           : 0.04f;
     for (size_t i = 7; i < x.size(); i += 256) {
-      CHECK(std::abs(y[i] - 40.0f) <= 40.0f * (grid ? 0.5f : 0.04f));
+      CHECK(std::abs(y[i] - 40.0f) <= 40.0f * outlier_tolerance);
       for (size_t j = i - 7; j < i + 25; ++j) CHECK(std::abs(y[j]) <= y[i]);
     }
     for (float v : y) REQUIRE(std::isfinite(v));
@@ -216,7 +227,11 @@ TEST_CASE("legacy types: quantizer output decodes through the layout") {
   const uint32_t seed = test_seed();
   INFO("seed " << seed);
   std::mt19937 rng(seed);
-  const auto x = gaussian(rng, 512, 1.0f);
+  auto x = gaussian(rng, 512, 1.0f);
+  // The first block a ramp (j - 16) / 16, which takes every level of each type
+  // (Gaussian blocks alone may miss the top one: Q5_0's +15 needs a positive
+  // value near the block's largest magnitude).
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16) / 16.0f;
   // y = d * q (+ m) with q from the test's own decoder; every quant value of the type occurs.
   auto check = [&x](GgmlType t, auto block) {
     using Block = decltype(block);
@@ -493,6 +508,29 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
   grid_dot(GgmlType::IQ2_S, BlockIQ2_S{}, 0.125f);
   grid_dot(GgmlType::IQ3_XXS, BlockIQ3_XXS{}, 0.25f);
   grid_dot(GgmlType::IQ3_S, BlockIQ3_S{}, 1.0f);
+
+  // The FP4 types: (scale * a.d) * isum per 32 values (MXFP4) or per 16 (NVFP4).
+  std::vector<BlockMXFP4> mx(n / 32);
+  quantize_row(GgmlType::MXFP4, w.data(), mx.data(), n);
+  acc = 0;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    int32_t isum = 0;
+    for (int j = 0; j < 32; ++j) isum += fp4_value(fp4_code(mx[b], j)) * a[b].qs[j];
+    acc += mul(mul(e8m0_half(mx[b].e), a[b].d), static_cast<float>(isum));
+  }
+  CHECK(vec_dot(GgmlType::MXFP4, mx.data(), a.data(), n) == acc);
+
+  std::vector<BlockNVFP4> nv(n / 64);
+  quantize_row(GgmlType::NVFP4, w.data(), nv.data(), n);
+  acc = 0;
+  for (int64_t e = 0; e < n; e += 16) {
+    const BlockNVFP4& b = nv[e / 64];
+    const BlockQ8A& ab = a[e / 32];
+    int32_t isum = 0;
+    for (int j = 0; j < 16; ++j) isum += fp4_value(fp4_code(b, e % 64 + j)) * ab.qs[e % 32 + j];
+    acc += mul(mul(ue4m3_half(b.d[e % 64 / 16]), ab.d), static_cast<float>(isum));
+  }
+  CHECK(vec_dot(GgmlType::NVFP4, nv.data(), a.data(), n) == acc);
 
   acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += mul(fp16_to_f32(f32_to_fp16(w[i])), x[i]);

@@ -6,6 +6,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_fp4.h"
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
@@ -58,9 +59,10 @@ using Dot4Fn = void (*)(const Block* const[4], const BlockQ8A*, int64_t, float[4
 // a block), over random rows (F16 halves at half_offsets, leading the block)
 // and rows of all-ones bytes after them (every nibble and fifth bit set, the
 // last grid points, every sign, scales 15: the largest stored quants).
+// fix, where given, then makes a block's other scales finite.
 template <typename Block, int Elems = 32>
 void check_dots(Rng& rng, DotFn<Block> portable, DotFn<Block> avx2, Dot4Fn<Block> avx2x4,
-                std::initializer_list<size_t> half_offsets) {
+                std::initializer_list<size_t> half_offsets, void (*fix)(Rng&, Block&) = nullptr) {
   const int64_t nb = 256 * kSuper / Elems;
   for (int rep = 0; rep < 50; ++rep) {
     const std::vector<BlockQ8A> a = random_acts(rng, 8 * kSuper);  // 32 values each
@@ -70,6 +72,9 @@ void check_dots(Rng& rng, DotFn<Block> portable, DotFn<Block> avx2, Dot4Fn<Block
       if (rep == 0) {
         for (Block& b : r) std::memset(reinterpret_cast<uint8_t*>(&b) + 2 * half_offsets.size(), 0xff,
                                        sizeof(Block) - 2 * half_offsets.size());
+      }
+      if (fix != nullptr) {
+        for (Block& b : r) fix(rng, b);
       }
     }
     const Block* x[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
@@ -109,6 +114,20 @@ TEST_CASE("AVX2 dot products of IQ2_XS/IQ2_S/IQ3_S equal the plain loops bit for
   check_dots<BlockIQ2_XS, 256>(rng, dot_iq2_xs_portable, dot_iq2_xs_avx2, dot4_iq2_xs_avx2, {0});
   check_dots<BlockIQ2_S, 256>(rng, dot_iq2_s_portable, dot_iq2_s_avx2, dot4_iq2_s_avx2, {0});
   check_dots<BlockIQ3_S, 256>(rng, dot_iq3_s_portable, dot_iq3_s_avx2, dot4_iq3_s_avx2, {0});
+}
+
+TEST_CASE("AVX2 dot products of MXFP4 and NVFP4 equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  // MXFP4's exponents kept near 2^0 so no product overflows; NVFP4's scale
+  // bytes are all finite (bit 7 included), so they stay random.
+  check_dots<BlockMXFP4>(rng, dot_mxfp4_portable, dot_mxfp4_avx2, dot4_mxfp4_avx2, {},
+                         [](Rng& g, BlockMXFP4& b) { b.e = static_cast<uint8_t>(g.int_in(100, 150)); });
+  check_dots<BlockNVFP4, 64>(rng, dot_nvfp4_portable, dot_nvfp4_avx2, dot4_nvfp4_avx2, {});
 }
 
 TEST_CASE("AVX2 dot products equal the plain loops bit for bit") {
@@ -168,7 +187,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
                         GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
                         GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::F32,
+                        GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -169,5 +170,30 @@ inline int grid_scale(const BlockIQ3_XXS& b, int ib, int) { return static_cast<i
 inline int grid_scale(const BlockIQ2_XS& b, int ib, int j) { return j < 16 ? b.scales[ib] & 15 : b.scales[ib] >> 4; }
 inline int grid_scale(const BlockIQ2_S& b, int ib, int j) { return j < 16 ? b.scales[ib] & 15 : b.scales[ib] >> 4; }
 inline int grid_scale(const BlockIQ3_S& b, int ib, int) { return (b.scales[ib / 2] >> (4 * (ib % 2))) & 15; }
+
+// The FP4 types, from QUANT_TYPES.md and the OCP formats, not from the
+// library's tables. An E2M1 code doubled: bit 3 the sign, bits 1-2 the
+// exponent e, bit 0 the mantissa m: m when e = 0, else (2 + m) * 2^(e - 1).
+inline int fp4_value(int code) {
+  const int e = (code >> 1) & 3, m = code & 1;
+  const int v = e == 0 ? m : (2 + m) << (e - 1);
+  return code & 8 ? -v : v;
+}
+// MXFP4's exponent byte, halved: 2^(e - 128).
+inline float e8m0_half(uint8_t e) { return std::ldexp(1.0f, e - 128); }
+// NVFP4's scale byte, halved, as llama.cpp's CPU reads it: 0x7f is 0 (its
+// NaN), bit 7 is otherwise ignored; exponent bits 3-6 (bias 7), mantissa 0-2.
+inline float ue4m3_half(uint8_t b) {
+  if (b == 0x7f) return 0.0f;
+  const int e = (b >> 3) & 15, m = b & 7;
+  return e == 0 ? std::ldexp(0.5f * static_cast<float>(m), -9) : std::ldexp(0.5f * (1.0f + m / 8.0f), e - 7);
+}
+// The code of element j: MXFP4 as IQ4_NL (j < 16 low nibbles); NVFP4 per
+// sub-block of 16: its 8 bytes' low nibbles, then their high nibbles.
+inline int fp4_code(const BlockMXFP4& b, int j) { return iq4_index(b.qs, j); }
+inline int fp4_code(const BlockNVFP4& b, int j) {
+  const uint8_t byte = b.qs[8 * (j / 16) + j % 8];
+  return j % 16 < 8 ? byte & 15 : byte >> 4;
+}
 
 }  // namespace strata::core::testing

@@ -428,7 +428,7 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
 TEST_CASE("synth: every quant writes a readable file") {
   ScratchDir tmp("quants");
   for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_xs",
-                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s"}) {
+                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4", "nvfp4"}) {
     INFO(q);
     SynthParams p = tiny(1);
     p.quant = q;
@@ -442,7 +442,8 @@ TEST_CASE("synth: every quant writes a readable file") {
                     want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
     const bool legacy =
         want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 || want == GgmlType::Q5_1;
-    CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq || legacy ? GgmlType::Q6_K : want));
+    const bool fp4 = want == GgmlType::MXFP4 || want == GgmlType::NVFP4;
+    CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq || legacy || fp4 ? GgmlType::Q6_K : want));
     // Tiny's 128-wide down rows are not whole 256-blocks: Q8_0 under the K-quants, IQ4_NL under the IQ types.
     const GgmlType down = k_quant ? GgmlType::Q8_0 : iq ? GgmlType::IQ4_NL : want;
     CHECK(GgmlType(f.tensor("blk.0.ffn_down_exps.weight").type) == down);

@@ -169,7 +169,7 @@ struct TensorPlan {
 };
 
 // The output matrix's type: Q6_K under the legacy 4- and 5-bit types, the
-// K-quants and the IQ types (as llama.cpp's mixes keep it), the wanted type otherwise.
+// K-quants, the IQ and the FP4 types (as llama.cpp's mixes keep it), the wanted type otherwise.
 GgmlType output_type(GgmlType quant) {
   switch (quant) {
     case GgmlType::Q4_0:
@@ -187,7 +187,9 @@ GgmlType output_type(GgmlType quant) {
     case GgmlType::IQ3_S:
     case GgmlType::IQ2_XXS:
     case GgmlType::IQ2_XS:
-    case GgmlType::IQ2_S: return GgmlType::Q6_K;
+    case GgmlType::IQ2_S:
+    case GgmlType::MXFP4:
+    case GgmlType::NVFP4: return GgmlType::Q6_K;
     default: return quant;
   }
 }
@@ -207,7 +209,8 @@ GgmlType fit_type(GgmlType want, int64_t row_len) {
 
 // The weight types this generator writes, each with llama.cpp's
 // general.file_type (llama_ftype) for it: Q2_K, the other K-quants as their _M mixes,
-// which is what this file's output/embedding choice mirrors, the legacy and IQ types as theirs.
+// which is what this file's output/embedding choice mirrors, the legacy and IQ types as theirs,
+// MXFP4 as MXFP4_MOE (38), NVFP4 as 39.
 struct SynthQuant {
   GgmlType type;
   uint32_t llama_ftype;
@@ -218,6 +221,7 @@ constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::F32, 0},     {GgmlType::Q4_0, 2},    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},
     {GgmlType::Q5_1, 9},    {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
     {GgmlType::IQ3_S, 26},  {GgmlType::IQ2_XXS, 19}, {GgmlType::IQ2_XS, 20},  {GgmlType::IQ2_S, 28},
+    {GgmlType::MXFP4, 38},  {GgmlType::NVFP4, 39},
 };
 
 // nullptr for a type this generator does not write.

@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/quant/fp16.h"
 #include "core/quant/quant_avx2.h"
+#include "core/quant/quant_fp4.h"
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
@@ -158,7 +159,7 @@ constexpr CpuKernels float_kernels(DequantizeFn deq, QuantizeFn quant) {
 
 // ---- the table ----------------------------------------------------------
 
-constexpr uint32_t kMaxTypeId = 39;
+constexpr uint32_t kMaxTypeId = 42;
 
 // Every GGUF type, including those without kernels here, so that the GGUF
 // reader can validate the tensor table of any file. Adding a type: its block
@@ -232,7 +233,14 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::BF16, "bf16", 1, 2, float_kernels<uint16_t, bf16_to_f32>(dequantize_bf16, quantize_bf16));
   set(GgmlType::TQ1_0, "tq1_0", 256, 54);
   set(GgmlType::TQ2_0, "tq2_0", 256, 66);
-  set(GgmlType::MXFP4, "mxfp4", 32, 17);
+  set(GgmlType::MXFP4, "mxfp4", 32, 17,
+      q8a_kernels<BlockMXFP4, dequantize_mxfp4, quantize_mxfp4,
+                  dot_mxfp4_portable, dot_mxfp4_avx2, dot4_mxfp4_avx2>());
+  set(GgmlType::NVFP4, "nvfp4", 64, 36,
+      q8a_kernels<BlockNVFP4, dequantize_nvfp4, quantize_nvfp4,
+                  dot_nvfp4_portable, dot_nvfp4_avx2, dot4_nvfp4_avx2>());
+  set(GgmlType::Q1_0, "q1_0", 128, 18);
+  set(GgmlType::Q2_0, "q2_0", 64, 18);
   return t;
 }
 

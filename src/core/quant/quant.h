@@ -46,6 +46,9 @@ enum class GgmlType : uint32_t {
   TQ1_0 = 34,
   TQ2_0 = 35,
   MXFP4 = 39,
+  NVFP4 = 40,
+  Q1_0 = 41,
+  Q2_0 = 42,
 };
 
 struct TypeTraits {
@@ -82,7 +85,10 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) likewise per span of one scale, each
 // 8-group's signs those of its values (under parity codes the smallest one
 // flipped where the count of negatives is odd) and its magnitudes the grid
-// point nearest them rounded to the grid's levels. Inputs must be finite;
+// point nearest them rounded to the grid's levels. The FP4 types (MXFP4,
+// NVFP4) try the two scales around the one that puts the largest magnitude
+// at E2M1's largest value and keep the one of smaller squared error; NVFP4
+// clips beyond 12 * 224 (its largest scale). Inputs must be finite;
 // block scales beyond the F16 range saturate.
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 
@@ -153,6 +159,10 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          (2 s_lo + 1) * isum_lo + (2 s_hi + 1) * isum_hi (elements 0..15, 16..31).
 //   IQ3_XXS: as IQ2_XXS with d * 0.25f (|isum| <= 62 * 127 * 32).
 //   IQ3_S: as IQ2_XXS with d itself (factor 1; magnitudes <= 15).
+//   MXFP4: as IQ4_NL with the doubled E2M1 values and d = kE8m0Half[e].
+//   NVFP4: per block, per 16-element sub-block s = 0..3 (the half s % 2 of
+//          Q8A block 2 b + s / 2): isum as IQ4_NL's over its 16 values;
+//          acc += (kUe4m3Half[d_s] * a.d) * (float)isum.
 float vec_dot(GgmlType w, const void* wrow, const void* act, int64_t n);
 
 // out[r] = vec_dot(w, rows[r], act, n) for r = 0..3, bit for bit; faster

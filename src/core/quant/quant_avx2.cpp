@@ -41,6 +41,8 @@ namespace strata::core {
   X(q5_k, BlockQ5_K, dot_minmax_rows)                                                                           \
   X(q6_k, BlockQ6_K, dot_q6_k_rows)                                                                             \
   X(iq4_nl, BlockIQ4_NL, dot_block32_rows)                                                                      \
+  X(mxfp4, BlockMXFP4, dot_block32_rows)                                                                        \
+  X(nvfp4, BlockNVFP4, dot_nvfp4_rows)                                                                          \
   X(iq4_xs, BlockIQ4_XS, dot_iq4_xs_rows)                                                                       \
   X(iq2_xxs, BlockIQ2_XXS, dot_grid_rows)                                                                       \
   X(iq2_xs, BlockIQ2_XS, dot_grid_rows)                                                                         \
@@ -356,7 +358,7 @@ STRATA_TARGET_AVX2 void dot_q3_k_rows(const BlockQ3_K* const* x, const BlockQ8A*
   store_rows<R>(acc, out);
 }
 
-// ---- the 32-element types: Q8_0, the legacy types, IQ4_NL ----------------
+// ---- the 32-element types: Q8_0, the legacy types, IQ4_NL, MXFP4 ---------
 
 // The 32 nibbles of 16 bytes (value j in the low nibble of qs[j], value j + 16
 // in the high one) as bytes in element order.
@@ -381,12 +383,15 @@ STRATA_TARGET_AVX2 inline __m256i fifth_bits(const uint8_t* qh) {
 
 // The 32 weights of a group stored in 16 bytes (value j in the low nibble of
 // qs[j], value j + 16 in the high one) as int8 codebook values, in element order.
-STRATA_TARGET_AVX2 inline __m256i iq4_values(const uint8_t* qs, __m256i codebook) {
+STRATA_TARGET_AVX2 inline __m256i codebook_values(const uint8_t* qs, __m256i codebook) {
   return _mm256_shuffle_epi8(codebook, nibbles(qs));
 }
 
-STRATA_TARGET_AVX2 inline __m256i iq4_codebook() {
-  return both_lanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+// A 16-entry int8 codebook in both lanes: kFp4Values for the FP4 types, else IQ4's.
+template <typename Block>
+STRATA_TARGET_AVX2 inline __m256i codebook() {
+  constexpr bool kFp4 = std::is_same_v<Block, BlockMXFP4> || std::is_same_v<Block, BlockNVFP4>;
+  return both_lanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kFp4 ? kFp4Values : kIq4nlValues)));
 }
 
 // The integer dot of 32 signed weights w with an activation block: |w| as
@@ -411,25 +416,38 @@ STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_1& b, __m256i) {
   return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh));
 }
 STRATA_TARGET_AVX2 inline __m256i block_values(const BlockIQ4_NL& b, __m256i codebook) {
-  return iq4_values(b.qs, codebook);
+  return codebook_values(b.qs, codebook);
+}
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockMXFP4& b, __m256i codebook) {
+  return codebook_values(b.qs, codebook);
 }
 
-// R rows of a 32-element block type with one F16 scale (Q8_0, Q4_0, Q5_0,
-// IQ4_NL): acc += (d_w * d_a) * (float)isum block by block, row r in lane r;
+// A 32-element block's decoded scale: its F16 d, or MXFP4's exponent halved.
+template <typename Block>
+STRATA_TARGET_AVX2 inline float block_scale(const Block& b) {
+  if constexpr (std::is_same_v<Block, BlockMXFP4>) {
+    return kE8m0Half[b.e];
+  } else {
+    return half_to_float(b.d);
+  }
+}
+
+// R rows of a 32-element block type with one scale (Q8_0, Q4_0, Q5_0,
+// IQ4_NL, MXFP4): acc += (d_w * d_a) * (float)isum block by block, row r in lane r;
 // with a min m as well (Q4_1, Q5_1, whose values are unsigned): acc +=
 // (d_w * d_a) * (float)isum + (m_w * d_a) * (float)a.sum.
 template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_block32_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
   constexpr bool kMin = requires(const Block& b) { b.m; };
-  const __m256i codebook = iq4_codebook();
+  const __m256i values = codebook<Block>();
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     __m256i p[4] = {};
     float d[4] = {}, m[4] = {};
     for (int r = 0; r < R; ++r) {
-      const __m256i w = block_values(x[r][i], codebook);
+      const __m256i w = block_values(x[r][i], values);
       p[r] = kMin ? dot_bytes(w, load32(a[i].qs)) : dot_signed(w, a[i]);
-      d[r] = half_to_float(x[r][i].d);
+      d[r] = block_scale(x[r][i]);
       if constexpr (kMin) m[r] = half_to_float(x[r][i].m);
     }
     // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
@@ -465,7 +483,7 @@ STRATA_TARGET_AVX2 inline __m256i scales_iq4_xs(const BlockIQ4_XS& b) {
 // each, added group by group.
 template <int R>
 STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const BlockQ8A* a, int64_t nb, float* out) {
-  const __m256i codebook = iq4_codebook();
+  const __m256i values = codebook<BlockIQ4_XS>();
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ8A* ab = a + 8 * i;
@@ -475,11 +493,50 @@ STRATA_TARGET_AVX2 void dot_iq4_xs_rows(const BlockIQ4_XS* const* x, const Block
       const BlockIQ4_XS& b = x[r][i];
       prefetch_block(&x[r][i + kPrefetchBlocks]);
       __m256i part[8];
-      for (int g = 0; g < 8; ++g) part[g] = dot_signed(iq4_values(b.qs + 16 * g, codebook), ab[g]);
+      for (int g = 0; g < 8; ++g) part[g] = dot_signed(codebook_values(b.qs + 16 * g, values), ab[g]);
       const __m256i isum = _mm256_mullo_epi32(totals(part), scales_iq4_xs(b));
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ad), as_float(isum));
     }
     add_terms<R>(acc, t);
+  }
+  store_rows<R>(acc, out);
+}
+
+// ---- NVFP4: 64 values, an FP8 scale per 16 ------------------------------
+
+// The 32 values of sub-blocks 2c, 2c + 1 (the 16 bytes at qs + 16 c: each
+// sub-block's low nibbles, then its high ones) as int8 in element order.
+STRATA_TARGET_AVX2 inline __m256i nvfp4_values(const uint8_t* qs, __m256i values) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i m4 = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
+  return _mm256_shuffle_epi8(values, _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi)));
+}
+
+// R rows of NVFP4: per block the four sub-blocks' isums of each row (exact),
+// then acc += (scale_s * a.d) * (float)isum_s for s = 0..3, row r in lane r.
+template <int R>
+STRATA_TARGET_AVX2 void dot_nvfp4_rows(const BlockNVFP4* const* x, const BlockQ8A* a, int64_t nb, float* out) {
+  const __m256i values = codebook<BlockNVFP4>();
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8A* ab = a + 2 * i;
+    __m128 sums[4] = {};  // row r's isums of sub-blocks 0..3
+    alignas(16) float sc[4][4] = {};  // sc[s][r]: row r's scale of sub-block s
+    for (int r = 0; r < R; ++r) {
+      const BlockNVFP4& b = x[r][i];
+      const __m256i p0 = dot_signed(nvfp4_values(b.qs, values), ab[0]);
+      const __m256i p1 = dot_signed(nvfp4_values(b.qs + 16, values), ab[1]);
+      // Low lane: sub-blocks 0 and 2 (lanes 0-3 of p0, p1), high lane: 1 and 3.
+      const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_setzero_si256());
+      sums[r] = _mm_cvtepi32_ps(_mm_unpacklo_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+      for (int s = 0; s < 4; ++s) sc[s][r] = kUe4m3Half[b.d[s]];
+    }
+    _MM_TRANSPOSE4_PS(sums[0], sums[1], sums[2], sums[3]);  // now sums[s] holds sub-block s of every row
+    for (int s = 0; s < 4; ++s) {
+      const __m128 w = _mm_mul_ps(_mm_load_ps(sc[s]), _mm_set1_ps(ab[s / 2].d));
+      acc = _mm_add_ps(acc, _mm_mul_ps(w, sums[s]));
+    }
   }
   store_rows<R>(acc, out);
 }

@@ -13,7 +13,7 @@ namespace strata::core {
 bool cpu_has_avx2();
 
 // The plain loop of Q8_0 (quant.cpp; the legacy types' are in quant_legacy.h, the K-quants' in quant_kquants.h,
-// the IQ types' in quant_iquants.h and quant_iqgrid.h).
+// the IQ types' in quant_iquants.h and quant_iqgrid.h, the FP4 types' in quant_fp4.h).
 float dot_q8_0_portable(const BlockQ8_0* x, const BlockQ8A* a, int64_t nb);
 
 // The integer dot of each sub-block in 256-bit lanes (pmaddubsw/pmaddwd, exact
@@ -37,6 +37,8 @@ float dot_iq2_xs_avx2(const BlockIQ2_XS* x, const BlockQ8A* a, int64_t nb);
 float dot_iq2_s_avx2(const BlockIQ2_S* x, const BlockQ8A* a, int64_t nb);
 float dot_iq3_xxs_avx2(const BlockIQ3_XXS* x, const BlockQ8A* a, int64_t nb);
 float dot_iq3_s_avx2(const BlockIQ3_S* x, const BlockQ8A* a, int64_t nb);
+float dot_mxfp4_avx2(const BlockMXFP4* x, const BlockQ8A* a, int64_t nb);
+float dot_nvfp4_avx2(const BlockNVFP4* x, const BlockQ8A* a, int64_t nb);
 
 // out[i] = the F32 value of half h[i], i < n, with F16C (8 at a time):
 // fp16_to_f32's bits for every half except signaling NaNs, which F16C
@@ -64,5 +66,7 @@ void dot4_iq2_xs_avx2(const BlockIQ2_XS* const x[4], const BlockQ8A* a, int64_t 
 void dot4_iq2_s_avx2(const BlockIQ2_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq3_xxs_avx2(const BlockIQ3_XXS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq3_s_avx2(const BlockIQ3_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_mxfp4_avx2(const BlockMXFP4* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_nvfp4_avx2(const BlockNVFP4* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 
 }  // namespace strata::core

@@ -197,6 +197,30 @@ inline uint8_t unpack_scale_iq4_xs(const BlockIQ4_XS& b, int ib) {
   return static_cast<uint8_t>(low | (high << 4));
 }
 
+// The FP4 types store E2M1 codes, decoded through kFp4Values (the values
+// doubled) times a scale decoded halved (quant_tables.h).
+inline constexpr int kQKMxfp4 = 32;  // elements per MXFP4 block
+inline constexpr int kQKNvfp4 = 64;  // elements per NVFP4 block
+
+// MXFP4: x[j] = kE8m0Half[e] * kFp4Values[q_j], nibbles as IQ4_NL's (value j
+// low in qs[j], value j + 16 high). e = 0xff decodes to 2^127, as llama.cpp's
+// CPU does (its optional row check refuses it; this reader does not scan rows).
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kQKMxfp4 / 2];
+};
+static_assert(sizeof(BlockMXFP4) == 17);
+
+// NVFP4: four sub-blocks of 16, sub-block s scaled by kUe4m3Half[d[s]]; its
+// values j < 8 are the low nibbles of qs[8 s + j], values 8 + j the high ones.
+// Scale bytes with bit 7 set decode as llama.cpp's CPU reads them (the table;
+// CUDA's FP8 intrinsics would read them signed): no quantizer writes them.
+struct BlockNVFP4 {
+  uint8_t d[kQKNvfp4 / 16];
+  uint8_t qs[kQKNvfp4 / 2];
+};
+static_assert(sizeof(BlockNVFP4) == 36);
+
 // The grid IQ types store each 8 values as a point of a fixed grid of
 // magnitudes (quant_tables.h; one point of 8 or two of 4), their signs, and a
 // 4-bit scale s per 32 or per 16 values: x = d * (2s + 1) / factor * grid
