@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/quant/quant_kquants.h"
 #include "core/quant/quant_tables.h"
 
 namespace strata::core {
@@ -33,12 +34,6 @@ double code_span(const float* x, int n, float d, uint8_t* codes) {
   return e;
 }
 
-float absmax(const float* x, int n) {
-  float m = 0.0f;
-  for (int j = 0; j < n; ++j) m = std::max(m, std::abs(x[j]));
-  return m;
-}
-
 // Of the scale bytes a and b, the one whose codes have the smaller squared
 // error (ties: a), with its n codes; decode maps a byte to its scale.
 template <int N>
@@ -56,7 +51,7 @@ uint8_t better_scale(const float* x, uint8_t a, uint8_t b, const float* decode, 
 // with the smaller squared error (ties: fine), within 0 .. 254 (0xff is
 // refused by llama.cpp's row check); codes in element order.
 uint8_t quantize_block_mxfp4(const float* x, uint8_t codes[kQKMxfp4]) {
-  const float amax = absmax(x, kQKMxfp4);
+  const float amax = std::abs(signed_absmax(x, kQKMxfp4));
   int ex = 0;
   std::frexp(amax, &ex);  // amax = m * 2^ex with m in [0.5, 1); ex = 0 for amax = 0
   const int fine = amax == 0.0f ? 0 : std::clamp(ex + 124, 0, 254);  // kE8m0Half[e] = 2^(e - 128) = 2^(ex - 4)
@@ -70,7 +65,7 @@ uint8_t quantize_block_mxfp4(const float* x, uint8_t codes[kQKMxfp4]) {
 // the smaller; a zero sub-block takes 0). Bytes 0x00 .. 0x7e only:
 // kUe4m3Half ascends there.
 uint8_t quantize_sub_block_nvfp4(const float* x, uint8_t codes[16]) {
-  const float want = absmax(x, 16) / 12.0f;
+  const float want = std::abs(signed_absmax(x, 16)) / 12.0f;
   const int hi = static_cast<int>(std::lower_bound(kUe4m3Half + 1, kUe4m3Half + 0x7e, want) - kUe4m3Half);
   return better_scale<16>(x, static_cast<uint8_t>(hi - 1), static_cast<uint8_t>(hi), kUe4m3Half, codes);
 }
@@ -79,12 +74,7 @@ uint8_t quantize_sub_block_nvfp4(const float* x, uint8_t codes[16]) {
 
 void dequantize_mxfp4(const BlockMXFP4* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
-    const float d = kE8m0Half[x[i].e];
-    float* yb = y + i * kQKMxfp4;
-    for (int j = 0; j < 16; ++j) {
-      yb[j] = d * static_cast<float>(kFp4Values[x[i].qs[j] & 0x0f]);
-      yb[j + 16] = d * static_cast<float>(kFp4Values[x[i].qs[j] >> 4]);
-    }
+    dequantize_nibbles<16>(kFp4Values, x[i].qs, kE8m0Half[x[i].e], y + i * kQKMxfp4);
   }
 }
 
@@ -92,18 +82,14 @@ void quantize_mxfp4(const float* x, BlockMXFP4* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     uint8_t codes[kQKMxfp4];
     y[i].e = quantize_block_mxfp4(x + i * kQKMxfp4, codes);
-    for (int j = 0; j < 16; ++j) y[i].qs[j] = static_cast<uint8_t>(codes[j] | codes[j + 16] << 4);
+    pack_nibbles<16>(codes, y[i].qs);
   }
 }
 
 float dot_mxfp4_portable(const BlockMXFP4* x, const BlockQ8A* a, int64_t nb) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
-    int32_t isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      isum += kFp4Values[x[i].qs[j] & 0x0f] * a[i].qs[j] + kFp4Values[x[i].qs[j] >> 4] * a[i].qs[j + 16];
-    }
-    acc += (kE8m0Half[x[i].e] * a[i].d) * static_cast<float>(isum);
+    acc += (kE8m0Half[x[i].e] * a[i].d) * static_cast<float>(dot_nibbles<16>(kFp4Values, x[i].qs, a[i].qs));
   }
   return acc;
 }
@@ -111,13 +97,7 @@ float dot_mxfp4_portable(const BlockMXFP4* x, const BlockQ8A* a, int64_t nb) {
 void dequantize_nvfp4(const BlockNVFP4* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     for (int s = 0; s < 4; ++s) {
-      const float d = kUe4m3Half[x[i].d[s]];
-      const uint8_t* qs = x[i].qs + 8 * s;
-      float* ys = y + i * kQKNvfp4 + 16 * s;
-      for (int j = 0; j < 8; ++j) {
-        ys[j] = d * static_cast<float>(kFp4Values[qs[j] & 0x0f]);
-        ys[j + 8] = d * static_cast<float>(kFp4Values[qs[j] >> 4]);
-      }
+      dequantize_nibbles<8>(kFp4Values, x[i].qs + 8 * s, kUe4m3Half[x[i].d[s]], y + i * kQKNvfp4 + 16 * s);
     }
   }
 }
@@ -127,7 +107,7 @@ void quantize_nvfp4(const float* x, BlockNVFP4* y, int64_t nb) {
     for (int s = 0; s < 4; ++s) {
       uint8_t codes[16];
       y[i].d[s] = quantize_sub_block_nvfp4(x + i * kQKNvfp4 + 16 * s, codes);
-      for (int j = 0; j < 8; ++j) y[i].qs[8 * s + j] = static_cast<uint8_t>(codes[j] | codes[j + 8] << 4);
+      pack_nibbles<8>(codes, y[i].qs + 8 * s);
     }
   }
 }
@@ -137,10 +117,7 @@ float dot_nvfp4_portable(const BlockNVFP4* x, const BlockQ8A* a, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     for (int s = 0; s < 4; ++s) {
       const BlockQ8A& ab = a[2 * i + s / 2];  // sub-blocks 0, 1 take the first Q8A block, 2, 3 the second
-      const int8_t* qa = ab.qs + 16 * (s % 2);
-      const uint8_t* qs = x[i].qs + 8 * s;
-      int32_t isum = 0;
-      for (int j = 0; j < 8; ++j) isum += kFp4Values[qs[j] & 0x0f] * qa[j] + kFp4Values[qs[j] >> 4] * qa[j + 8];
+      const int32_t isum = dot_nibbles<8>(kFp4Values, x[i].qs + 8 * s, ab.qs + 16 * (s % 2));
       acc += (kUe4m3Half[x[i].d[s]] * ab.d) * static_cast<float>(isum);
     }
   }

@@ -49,25 +49,10 @@ void assign_iq4(const float* x, float d, uint8_t* qs) {
   }
 }
 
-void dequantize_group_iq4(const uint8_t* qs, float d, float* y) {
-  for (int j = 0; j < 16; ++j) {
-    y[j] = d * static_cast<float>(kIq4nlValues[qs[j] & 0x0f]);
-    y[j + 16] = d * static_cast<float>(kIq4nlValues[qs[j] >> 4]);
-  }
-}
-
-int32_t dot_group_iq4(const uint8_t* qs, const int8_t* qa) {
-  int32_t s = 0;
-  for (int j = 0; j < 16; ++j) {
-    s += kIq4nlValues[qs[j] & 0x0f] * qa[j] + kIq4nlValues[qs[j] >> 4] * qa[j + 16];
-  }
-  return s;
-}
-
 }  // namespace
 
 void dequantize_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) dequantize_group_iq4(x[i].qs, fp16_to_f32(x[i].d), y + i * kQK4_NL);
+  for (int64_t i = 0; i < nb; ++i) dequantize_nibbles<16>(kIq4nlValues, x[i].qs, fp16_to_f32(x[i].d), y + i * kQK4_NL);
 }
 
 void quantize_iq4_nl(const float* x, BlockIQ4_NL* y, int64_t nb) {
@@ -81,7 +66,7 @@ void quantize_iq4_nl(const float* x, BlockIQ4_NL* y, int64_t nb) {
 float dot_iq4_nl_portable(const BlockIQ4_NL* x, const BlockQ8A* a, int64_t nb) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
-    acc += (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(dot_group_iq4(x[i].qs, a[i].qs));
+    acc += (fp16_to_f32(x[i].d) * a[i].d) * static_cast<float>(dot_nibbles<16>(kIq4nlValues, x[i].qs, a[i].qs));
   }
   return acc;
 }
@@ -91,7 +76,7 @@ void dequantize_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t nb) {
     const float d = fp16_to_f32(x[i].d);
     for (int ib = 0; ib < 8; ++ib) {
       const float dl = d * static_cast<float>(unpack_scale_iq4_xs(x[i], ib) - 32);
-      dequantize_group_iq4(x[i].qs + 16 * ib, dl, y + i * kQK_K + 32 * ib);
+      dequantize_nibbles<16>(kIq4nlValues, x[i].qs + 16 * ib, dl, y + i * kQK_K + 32 * ib);
     }
   }
 }
@@ -122,7 +107,7 @@ float dot_iq4_xs_portable(const BlockIQ4_XS* x, const BlockQ8A* a, int64_t nb) {
     const float d = fp16_to_f32(x[i].d);
     for (int ib = 0; ib < 8; ++ib) {
       const BlockQ8A& ab = a[8 * i + ib];
-      const int32_t isum = (unpack_scale_iq4_xs(x[i], ib) - 32) * dot_group_iq4(x[i].qs + 16 * ib, ab.qs);
+      const int32_t isum = (unpack_scale_iq4_xs(x[i], ib) - 32) * dot_nibbles<16>(kIq4nlValues, x[i].qs + 16 * ib, ab.qs);
       acc += (d * ab.d) * static_cast<float>(isum);
     }
   }

@@ -52,6 +52,29 @@ inline float signed_absmax(const float* x, int n) {
   return vmax;
 }
 
+// 2N values stored as the nibbles of N bytes (value j in the low nibble of
+// qs[j], value j + N in the high one), each nibble an index into a 16-entry
+// int8 codebook: a group of IQ4_NL/IQ4_XS or a block of MXFP4 (N = 16), a
+// sub-block of NVFP4 (N = 8). y = d * value; the dot is exact in int32.
+template <int N>
+inline void dequantize_nibbles(const int8_t* values, const uint8_t* qs, float d, float* y) {
+  for (int j = 0; j < N; ++j) {
+    y[j] = d * static_cast<float>(values[qs[j] & 0x0f]);
+    y[j + N] = d * static_cast<float>(values[qs[j] >> 4]);
+  }
+}
+// Inverse of dequantize_nibbles' layout: the 2N codebook indices as N bytes.
+template <int N>
+inline void pack_nibbles(const uint8_t* codes, uint8_t* qs) {
+  for (int j = 0; j < N; ++j) qs[j] = static_cast<uint8_t>(codes[j] | codes[j + N] << 4);
+}
+template <int N>
+inline int32_t dot_nibbles(const int8_t* values, const uint8_t* qs, const int8_t* qa) {
+  int32_t s = 0;
+  for (int j = 0; j < N; ++j) s += values[qs[j] & 0x0f] * qa[j] + values[qs[j] >> 4] * qa[j + N];
+  return s;
+}
+
 // Exact integer dot of n weight quants with n activation quants.
 template <typename Q>
 inline int32_t dot_quants(const Q* q, const int8_t* qa, int n) {
