@@ -369,7 +369,8 @@ typedef struct strata_synth_params {
   int32_t n_layer;          /* 0 = the shape's own */
   const char* quant;        /* weight type of the big matrices: "q4_k" (default), "q2_k", "q3_k", "q5_k", "q6_k",
                                "iq4_xs", "iq4_nl", "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4",
-                               "nvfp4", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "f16", "bf16", "f32" */
+                               "nvfp4", "q4_0", "q4_1", "q5_0", "q5_1", "q1_0", "q2_0", "q8_0", "f16", "bf16",
+                               "f32" */
   const char* vocab;        /* "small" (default; byte-level, 512 entries) or "qwen3" (the real Qwen3 vocabulary) or a path to a tokenizer.json */
   uint64_t seed;
   float router_skew;        /* Zipf exponent of expert popularity; 0 = uniform. Default 1.0 */

@@ -103,6 +103,10 @@ compare tiny-mxfp4 0.95 1.0 0.08 exact --shape tiny --quant mxfp4 --vocab small 
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-nvfp4 0.95 1.0 0.08 exact --shape tiny --quant nvfp4 --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q1_0 0.95 1.0 0.08 exact --shape tiny --quant q1_0 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-q2_0 0.95 1.0 0.08 exact --shape tiny --quant q2_0 --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

@@ -19,7 +19,7 @@ const GgmlType kComputable[] = {GgmlType::F32,    GgmlType::F16,     GgmlType::B
                                 GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,    GgmlType::Q5_K,
                                 GgmlType::Q6_K,   GgmlType::IQ4_NL,  GgmlType::IQ4_XS,  GgmlType::IQ3_XXS,
                                 GgmlType::IQ3_S,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS,  GgmlType::IQ2_S,
-                                GgmlType::MXFP4,  GgmlType::NVFP4};
+                                GgmlType::MXFP4,  GgmlType::NVFP4,   GgmlType::Q1_0,    GgmlType::Q2_0};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -72,6 +72,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::IQ2_S: return 0.316;    // 0.3022 .. 0.3059 (8 seeds)
     case GgmlType::MXFP4: return 0.115;    // 0.1112 .. 0.1118 (8 seeds)
     case GgmlType::NVFP4: return 0.0918;   // 0.0882 .. 0.0891 (8 seeds)
+    case GgmlType::Q1_0: return 0.620;     // 0.5982 .. 0.6024 (sqrt(1 - 2 / pi) = 0.603 at best)
+    case GgmlType::Q2_0: return 0.367;     // 0.3532 .. 0.3565
     default: FAIL("no bound"); return 0;
   }
 }
@@ -120,8 +122,13 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
                                     : t == GgmlType::MXFP4 ? 0.2f
                                     : t == GgmlType::NVFP4 ? 0.06f
                                                            : 0.04f;
+    // Q1_0 has one magnitude per block: the outlier keeps only its sign.
     for (size_t i = 7; i < x.size(); i += 256) {
-      CHECK(std::abs(y[i] - 40.0f) <= 40.0f * outlier_tolerance);
+      if (t == GgmlType::Q1_0) {
+        CHECK(y[i] > 0.0f);
+      } else {
+        CHECK(std::abs(y[i] - 40.0f) <= 40.0f * outlier_tolerance);
+      }
       for (size_t j = i - 7; j < i + 25; ++j) CHECK(std::abs(y[j]) <= y[i]);
     }
     for (float v : y) REQUIRE(std::isfinite(v));
@@ -233,17 +240,18 @@ TEST_CASE("legacy types: quantizer output decodes through the layout") {
   // value near the block's largest magnitude).
   for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16) / 16.0f;
   // y = d * q (+ m) with q from the test's own decoder; every quant value of the type occurs.
-  auto check = [&x](GgmlType t, auto block) {
+  auto check = [&x](GgmlType t, auto block, int levels_want) {
     using Block = decltype(block);
     INFO(type_traits(t).name);
-    std::vector<Block> q(16);
+    const int bs = static_cast<int>(type_traits(t).block_size);
+    std::vector<Block> q(512 / bs);
     std::vector<float> y(512);
     quantize_row(t, x.data(), q.data(), 512);
     dequantize_row(t, q.data(), y.data(), 512);
     std::vector<int> seen(64, 0);
     for (int e = 0; e < 512; ++e) {
-      const Block& b = q[e / 32];
-      const int v = legacy_quant(b, e % 32);
+      const Block& b = q[e / bs];
+      const int v = legacy_quant(b, e % bs);
       seen[v + 32] = 1;
       if constexpr (requires { b.m; }) {
         REQUIRE(y[e] == mul(fp16_to_f32(b.d), static_cast<float>(v)) + fp16_to_f32(b.m));
@@ -253,12 +261,43 @@ TEST_CASE("legacy types: quantizer output decodes through the layout") {
     }
     int levels = 0;
     for (int s : seen) levels += s;
-    CHECK(levels == (t == GgmlType::Q4_0 || t == GgmlType::Q4_1 ? 16 : 32));
+    CHECK(levels == levels_want);
   };
-  check(GgmlType::Q4_0, BlockQ4_0{});
-  check(GgmlType::Q4_1, BlockQ4_1{});
-  check(GgmlType::Q5_0, BlockQ5_0{});
-  check(GgmlType::Q5_1, BlockQ5_1{});
+  check(GgmlType::Q4_0, BlockQ4_0{}, 16);
+  check(GgmlType::Q4_1, BlockQ4_1{}, 16);
+  check(GgmlType::Q5_0, BlockQ5_0{}, 32);
+  check(GgmlType::Q5_1, BlockQ5_1{}, 32);
+  check(GgmlType::Q1_0, BlockQ1_0{}, 2);
+  check(GgmlType::Q2_0, BlockQ2_0{}, 4);
+}
+
+TEST_CASE("Q1_0 and Q2_0 quantizers: the scale of least squared error on known blocks") {
+  // Q1_0: the signs and the mean magnitude.
+  std::vector<float> x(128);
+  for (int j = 0; j < 128; ++j) x[j] = (j % 3 == 0 ? -1.0f : 1.0f) * (0.5f + 0.25f * static_cast<float>(j % 4));
+  BlockQ1_0 b1;
+  quantize_row(GgmlType::Q1_0, x.data(), &b1, 128);
+  double mean = 0;
+  for (float v : x) mean += std::fabs(v) / 128.0;
+  CHECK(b1.d == f32_to_fp16(static_cast<float>(mean)));
+  for (int j = 0; j < 128; ++j) CHECK(legacy_quant(b1, j) == (x[j] < 0 ? -1 : 1));
+  // Q2_0: values already on a grid of the levels -1..2 come back exactly,
+  // whichever sign the largest magnitude has (d < 0 mirrors the levels).
+  for (float d : {0.375f, -0.375f}) {
+    std::vector<float> y(64), back(64);
+    for (int j = 0; j < 64; ++j) y[j] = d * static_cast<float>(j % 4 - 1);
+    BlockQ2_0 b2;
+    quantize_row(GgmlType::Q2_0, y.data(), &b2, 64);
+    dequantize_row(GgmlType::Q2_0, &b2, back.data(), 64);
+    CHECK(fp16_to_f32(b2.d) == d);
+    CHECK(back == y);
+  }
+  // A block of zeros stays zero (code 1, any scale).
+  std::vector<float> zero(64, 0.0f), back(64, 1.0f);
+  BlockQ2_0 bz;
+  quantize_row(GgmlType::Q2_0, zero.data(), &bz, 64);
+  dequantize_row(GgmlType::Q2_0, &bz, back.data(), 64);
+  CHECK(back == zero);
 }
 
 TEST_CASE("Q8A activations: d = amax/127, qs = roundf(x/d), sum, zero blocks") {
@@ -437,18 +476,22 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
   }
   CHECK(vec_dot(GgmlType::Q6_K, q6.data(), a.data(), n) == acc);
 
-  // The legacy types: (d * a.d) * isum, plus (m * a.d) * a.sum where there is a min.
+  // The legacy types: (d * a.d) * isum per 32-value chunk (Q8A block), plus
+  // (m * a.d) * a.sum where there is a min.
   auto legacy_dot = [&](GgmlType t, auto block) {
     using Block = decltype(block);
-    std::vector<Block> q(n / 32);
+    const int bs = static_cast<int>(type_traits(t).block_size);
+    std::vector<Block> q(n / bs);
     quantize_row(t, w.data(), q.data(), n);
     float sum = 0;
-    for (int64_t b = 0; b < n / 32; ++b) {
+    for (int64_t c = 0; c < n / 32; ++c) {
+      const Block& b = q[32 * c / bs];
+      const BlockQ8A& ab = a[c];
       int32_t isum = 0;
-      for (int j = 0; j < 32; ++j) isum += legacy_quant(q[b], j) * a[b].qs[j];
-      const float term = mul(mul(fp16_to_f32(q[b].d), a[b].d), static_cast<float>(isum));
-      if constexpr (requires { q[b].m; }) {
-        sum += term + mul(mul(fp16_to_f32(q[b].m), a[b].d), static_cast<float>(a[b].sum));
+      for (int j = 0; j < 32; ++j) isum += legacy_quant(b, static_cast<int>(32 * c % bs) + j) * ab.qs[j];
+      const float term = mul(mul(fp16_to_f32(b.d), ab.d), static_cast<float>(isum));
+      if constexpr (requires { b.m; }) {
+        sum += term + mul(mul(fp16_to_f32(b.m), ab.d), static_cast<float>(ab.sum));
       } else {
         sum += term;
       }
@@ -460,6 +503,8 @@ TEST_CASE("vec_dot follows the documented accumulation order bit for bit") {
   legacy_dot(GgmlType::Q4_1, BlockQ4_1{});
   legacy_dot(GgmlType::Q5_0, BlockQ5_0{});
   legacy_dot(GgmlType::Q5_1, BlockQ5_1{});
+  legacy_dot(GgmlType::Q1_0, BlockQ1_0{});
+  legacy_dot(GgmlType::Q2_0, BlockQ2_0{});
 
   std::vector<BlockIQ4_NL> nl(n / 32);
   quantize_row(GgmlType::IQ4_NL, w.data(), nl.data(), n);

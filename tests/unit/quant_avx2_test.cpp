@@ -102,6 +102,8 @@ TEST_CASE("AVX2 dot products of the legacy types equal the plain loops bit for b
   check_dots<BlockQ4_1>(rng, dot_q4_1_portable, dot_q4_1_avx2, dot4_q4_1_avx2, {0, 2});
   check_dots<BlockQ5_0>(rng, dot_q5_0_portable, dot_q5_0_avx2, dot4_q5_0_avx2, {0});
   check_dots<BlockQ5_1>(rng, dot_q5_1_portable, dot_q5_1_avx2, dot4_q5_1_avx2, {0, 2});
+  check_dots<BlockQ1_0, 128>(rng, dot_q1_0_portable, dot_q1_0_avx2, dot4_q1_0_avx2, {0});
+  check_dots<BlockQ2_0, 64>(rng, dot_q2_0_portable, dot_q2_0_avx2, dot4_q2_0_avx2, {0});
 }
 
 TEST_CASE("AVX2 dot products of IQ2_XS/IQ2_S/IQ3_S equal the plain loops bit for bit") {
@@ -187,8 +189,8 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
                         GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
                         GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::F32,
-                        GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::Q1_0,
+                        GgmlType::Q2_0, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {

@@ -101,6 +101,12 @@ inline int legacy_quant(const Block& b, int e) {
   }
 }
 
+// The quant of element e of a Q1_0 block (0..127: +1 where bit e % 8 of
+// qs[e / 8] is set, else -1) and of a Q2_0 block (0..63: bits 2 (e % 4),
+// 2 (e % 4) + 1 of qs[e / 4], less 1), from raw bytes.
+inline int legacy_quant(const BlockQ1_0& b, int e) { return (b.qs[e / 8] >> (e % 8)) & 1 ? 1 : -1; }
+inline int legacy_quant(const BlockQ2_0& b, int e) { return ((b.qs[e / 4] >> (2 * (e % 4))) & 3) - 1; }
+
 // The IQ4_NL / IQ4_XS codebook as QUANT_TYPES.md and llama.cpp's kvalues_iq4nl state it.
 inline constexpr int kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 

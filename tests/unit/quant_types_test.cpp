@@ -34,7 +34,7 @@ const Expected kAll[] = {
     {26, "i32", 1, 4, false},       {27, "i64", 1, 8, false},       {28, "f64", 1, 8, false},
     {29, "iq1_m", 256, 56, false},  {30, "bf16", 1, 2, true},       {34, "tq1_0", 256, 54, false},
     {35, "tq2_0", 256, 66, false},  {39, "mxfp4", 32, 17, true},    {40, "nvfp4", 64, 36, true},
-    {41, "q1_0", 128, 18, false},   {42, "q2_0", 64, 18, false},
+    {41, "q1_0", 128, 18, true},    {42, "q2_0", 64, 18, true},
 };
 
 }  // namespace
@@ -112,11 +112,11 @@ TEST_CASE("activation kind per weight type") {
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K,
                      GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                      GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                     GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4}) {
+                     GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::Q1_0, GgmlType::Q2_0}) {
     CHECK(activation_kind(t) == ActivationKind::Q8A);
   }
   // A type without CPU kernels has no activation format: never a guessed one.
-  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ1_S, GgmlType::Q2_0, GgmlType::Q8_1}) {
+  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ1_S, GgmlType::TQ2_0, GgmlType::Q8_1}) {
     CHECK_THROWS_AS(activation_kind(t), Error);
   }
   CHECK(activation_row_size(ActivationKind::F32, 10) == 40);
@@ -133,7 +133,7 @@ TEST_CASE("kernels refuse types they do not implement and partial blocks") {
   } catch (const Error& e) {
     CHECK(e.status() == STRATA_ERR_UNSUPPORTED);
   }
-  CHECK_THROWS_AS(quantize_row(GgmlType::Q1_0, f, buf, 128), Error);
+  CHECK_THROWS_AS(quantize_row(GgmlType::IQ1_M, f, buf, 256), Error);
   CHECK_THROWS_AS(vec_dot(GgmlType::IQ1_S, buf, buf, 256), Error);
   try {
     quantize_row(GgmlType::Q6_K, f, buf, 128);

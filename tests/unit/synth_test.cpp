@@ -428,7 +428,7 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
 TEST_CASE("synth: every quant writes a readable file") {
   ScratchDir tmp("quants");
   for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_xs",
-                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4", "nvfp4"}) {
+                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4", "nvfp4", "q1_0", "q2_0"}) {
     INFO(q);
     SynthParams p = tiny(1);
     p.quant = q;
@@ -440,16 +440,19 @@ TEST_CASE("synth: every quant writes a readable file") {
     const bool k_quant = want == GgmlType::Q4_K || want == GgmlType::Q5_K || want == GgmlType::Q6_K;
     const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ3_S ||
                     want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
-    const bool legacy =
-        want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 || want == GgmlType::Q5_1;
+    const bool legacy = want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 ||
+                        want == GgmlType::Q5_1 || want == GgmlType::Q1_0 || want == GgmlType::Q2_0;
     const bool fp4 = want == GgmlType::MXFP4 || want == GgmlType::NVFP4;
     CHECK(GgmlType(f.tensor("output.weight").type) == (k_quant || iq || legacy || fp4 ? GgmlType::Q6_K : want));
     // Tiny's 128-wide down rows are not whole 256-blocks: Q8_0 under the K-quants, IQ4_NL under the IQ types.
     const GgmlType down = k_quant ? GgmlType::Q8_0 : iq ? GgmlType::IQ4_NL : want;
     CHECK(GgmlType(f.tensor("blk.0.ffn_down_exps.weight").type) == down);
-    // IQ2_XXS's least-squares scales shrink the decoded values (0.945 here; its relative error is 0.41).
+    // Least-squares scales shrink the decoded values: the error is then orthogonal to them, so their RMS is
+    // sqrt(1 - e^2) for relative error e. Q1_0 (e = 0.60): 0.80; Q2_0 (e = 0.36): 0.93; IQ2_XXS (e = 0.41;
+    // not fully least squares): 0.945 here.
+    const double rms = want == GgmlType::Q1_0 ? 0.8 : want == GgmlType::Q2_0 ? 0.93 : 1.0;
     const double eps = want == GgmlType::IQ2_XXS ? 0.08 : 0.05;
-    CHECK(file_rms(f, "token_embd.weight", 0, 32) == Catch::Approx(1.0).epsilon(eps));
+    CHECK(file_rms(f, "token_embd.weight", 0, 32) == Catch::Approx(rms).epsilon(eps));
   }
 }
 

@@ -168,14 +168,16 @@ struct TensorPlan {
   size_t row_bytes = 0;
 };
 
-// The output matrix's type: Q6_K under the legacy 4- and 5-bit types, the
-// K-quants, the IQ and the FP4 types (as llama.cpp's mixes keep it), the wanted type otherwise.
+// The output matrix's type: Q6_K under the legacy 4- and 5-bit types, Q1_0,
+// Q2_0, the K-quants, the IQ and the FP4 types (as llama.cpp's mixes keep it), the wanted type otherwise.
 GgmlType output_type(GgmlType quant) {
   switch (quant) {
     case GgmlType::Q4_0:
     case GgmlType::Q4_1:
     case GgmlType::Q5_0:
     case GgmlType::Q5_1:
+    case GgmlType::Q1_0:
+    case GgmlType::Q2_0:
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:
     case GgmlType::Q4_K:
@@ -210,7 +212,7 @@ GgmlType fit_type(GgmlType want, int64_t row_len) {
 // The weight types this generator writes, each with llama.cpp's
 // general.file_type (llama_ftype) for it: Q2_K, the other K-quants as their _M mixes,
 // which is what this file's output/embedding choice mirrors, the legacy and IQ types as theirs,
-// MXFP4 as MXFP4_MOE (38), NVFP4 as 39.
+// MXFP4 as MXFP4_MOE (38), NVFP4 as 39, Q1_0 as 40, Q2_0 as 41.
 struct SynthQuant {
   GgmlType type;
   uint32_t llama_ftype;
@@ -221,7 +223,7 @@ constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::F32, 0},     {GgmlType::Q4_0, 2},    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},
     {GgmlType::Q5_1, 9},    {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
     {GgmlType::IQ3_S, 26},  {GgmlType::IQ2_XXS, 19}, {GgmlType::IQ2_XS, 20},  {GgmlType::IQ2_S, 28},
-    {GgmlType::MXFP4, 38},  {GgmlType::NVFP4, 39},
+    {GgmlType::MXFP4, 38},  {GgmlType::NVFP4, 39},  {GgmlType::Q1_0, 40},   {GgmlType::Q2_0, 41},
 };
 
 // nullptr for a type this generator does not write.

@@ -239,8 +239,10 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::NVFP4, "nvfp4", 64, 36,
       q8a_kernels<BlockNVFP4, dequantize_nvfp4, quantize_nvfp4,
                   dot_nvfp4_portable, dot_nvfp4_avx2, dot4_nvfp4_avx2>());
-  set(GgmlType::Q1_0, "q1_0", 128, 18);
-  set(GgmlType::Q2_0, "q2_0", 64, 18);
+  set(GgmlType::Q1_0, "q1_0", 128, 18,
+      q8a_kernels<BlockQ1_0, dequantize_q1_0, quantize_q1_0, dot_q1_0_portable, dot_q1_0_avx2, dot4_q1_0_avx2>());
+  set(GgmlType::Q2_0, "q2_0", 64, 18,
+      q8a_kernels<BlockQ2_0, dequantize_q2_0, quantize_q2_0, dot_q2_0_portable, dot_q2_0_avx2, dot4_q2_0_avx2>());
   return t;
 }
 

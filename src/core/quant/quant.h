@@ -79,7 +79,10 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // F16 super-block scales rounded up so that nothing clips on their account,
 // values rounded to nearest against the stored scales. Q4_0/Q5_0 map the
 // value of largest magnitude to -8 / -16 (F16 scale to nearest), Q4_1/Q5_1
-// take the block's minimum as m and its range over 15 / 31 as d. The codebook types
+// take the block's minimum as m and its range over 15 / 31 as d. Q1_0 keeps
+// the signs and the mean magnitude; Q2_0 tries the scales that put the
+// largest magnitude at levels 1 to 3 by quarters, each refitted by least
+// squares, and keeps the one of least squared error. The codebook types
 // (IQ4_NL, IQ4_XS) take the least-squares scale of a first assignment and
 // then the nearest codebook point of every value; the grid types (IQ2_XXS,
 // IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) likewise per span of one scale, each
@@ -127,6 +130,8 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //   Q8_0:  per 32-block b: isum = sum qw[i]*qa[i] (int32, exact);
 //          acc += (d_w * d_a) * (float)isum.
 //   Q4_0, Q5_0: as Q8_0 with qw = q - 8 / q - 16 (the signed values).
+//   Q1_0, Q2_0: as Q8_0 per 32-value chunk c of block b (Q8A block 4 b + c
+//          or 2 b + c) with the block's d, qw = +-1 / q - 1.
 //   Q4_1, Q5_1: per 32-block b: isum = sum q[i]*qa[i] with q in 0..15 / 0..31
 //          (int32, exact); acc += (d_w * d_a) * (float)isum + (m_w * d_a) * (float)a.sum.
 //   Q4_K, Q5_K: per super-block, per 32-element sub-block j = 0..7 (aligned

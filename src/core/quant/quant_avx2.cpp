@@ -35,6 +35,8 @@ namespace strata::core {
   X(q4_1, BlockQ4_1, dot_block32_rows)                                                                          \
   X(q5_0, BlockQ5_0, dot_block32_rows)                                                                          \
   X(q5_1, BlockQ5_1, dot_block32_rows)                                                                          \
+  X(q1_0, BlockQ1_0, dot_block32_rows)                                                                          \
+  X(q2_0, BlockQ2_0, dot_block32_rows)                                                                          \
   X(q2_k, BlockQ2_K, dot_q2_k_rows)                                                                             \
   X(q3_k, BlockQ3_K, dot_q3_k_rows)                                                                             \
   X(q4_k, BlockQ4_K, dot_minmax_rows)                                                                           \
@@ -358,7 +360,7 @@ STRATA_TARGET_AVX2 void dot_q3_k_rows(const BlockQ3_K* const* x, const BlockQ8A*
   store_rows<R>(acc, out);
 }
 
-// ---- the 32-element types: Q8_0, the legacy types, IQ4_NL, MXFP4 ---------
+// ---- the one-scale types: Q8_0, the legacy types, Q1_0, Q2_0, IQ4_NL, MXFP4 ---------
 
 // The 32 nibbles of 16 bytes (value j in the low nibble of qs[j], value j + 16
 // in the high one) as bytes in element order.
@@ -368,18 +370,26 @@ STRATA_TARGET_AVX2 inline __m256i nibbles(const uint8_t* qs) {
   return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low), _mm_and_si128(q, low));
 }
 
-// The 5-bit types' fifth bits: byte j = 16 where bit j of qh (a little-endian u32) is set, else 0.
-STRATA_TARGET_AVX2 inline __m256i fifth_bits(const uint8_t* qh) {
+// -1 in the bytes of v that have every bit of mask set, else 0.
+STRATA_TARGET_AVX2 inline __m256i bits_set(__m256i v, __m256i mask) {
+  return _mm256_cmpeq_epi8(_mm256_and_si256(v, mask), mask);
+}
+
+// Byte j = -1 where bit j of the 32 bits at p (a little-endian u32) is set, else 0.
+STRATA_TARGET_AVX2 inline __m256i bit_bytes(const uint8_t* p) {
   uint32_t h;
-  std::memcpy(&h, qh, 4);
+  std::memcpy(&h, p, 4);
   // Byte j takes byte j / 8 of h (the shuffle picks within each 128-bit lane, and both lanes hold h's 4 bytes).
   const __m256i spread = _mm256_shuffle_epi8(
       _mm256_set1_epi32(static_cast<int>(h)),
       _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(16));
+  return bits_set(spread, _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201)));
 }
 
+// The 5-bit types' fifth bits: byte j = 16 where bit j of qh (a little-endian u32) is set, else 0.
+STRATA_TARGET_AVX2 inline __m256i fifth_bits(const uint8_t* qh) {
+  return _mm256_and_si256(bit_bytes(qh), _mm256_set1_epi8(16));
+}
 
 // The 32 weights of a group stored in 16 bytes (value j in the low nibble of
 // qs[j], value j + 16 in the high one) as int8 codebook values, in element order.
@@ -401,25 +411,42 @@ STRATA_TARGET_AVX2 inline __m256i dot_signed(__m256i w, const BlockQ8A& ab) {
   return dot_bytes(_mm256_sign_epi8(w, w), _mm256_sign_epi8(s, w));
 }
 
-// A 32-element block's weights as int8 (legacy_quants' values): Q8_0's stored
-// quants, the legacy types' nibbles (and fifth bits; less 8 or 16 for the
-// signed ones), IQ4_NL's codebook values.
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ8_0& b, __m256i) { return load32(b.qs); }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_0& b, __m256i) {
+// Chunk c's 32 weights as int8 (legacy_quants' values; c is 0 but for Q1_0
+// and Q2_0): Q8_0's stored quants, the legacy types' nibbles (and fifth bits;
+// less 8 or 16 for the signed ones), the codebook types' values, Q1_0's signs
+// as +-1 and Q2_0's 2-bit codes less 1.
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ8_0& b, int, __m256i) { return load32(b.qs); }
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_0& b, int, __m256i) {
   return _mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8));
 }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_1& b, __m256i) { return nibbles(b.qs); }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_0& b, __m256i) {
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ4_1& b, int, __m256i) { return nibbles(b.qs); }
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_0& b, int, __m256i) {
   return _mm256_sub_epi8(_mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
 }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_1& b, __m256i) {
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ5_1& b, int, __m256i) {
   return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh));
 }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockIQ4_NL& b, __m256i codebook) {
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockIQ4_NL& b, int, __m256i codebook) {
   return codebook_values(b.qs, codebook);
 }
-STRATA_TARGET_AVX2 inline __m256i block_values(const BlockMXFP4& b, __m256i codebook) {
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockMXFP4& b, int, __m256i codebook) {
   return codebook_values(b.qs, codebook);
+}
+// Q1_0: +1 where bit j of qs[4c..4c+4) is set, else -1.
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ1_0& b, int c, __m256i) {
+  return _mm256_sub_epi8(_mm256_and_si256(bit_bytes(b.qs + 4 * c), _mm256_set1_epi8(2)), _mm256_set1_epi8(1));
+}
+// Q2_0: byte j takes byte j / 4 of qs[8c..8c+8) and its bits 2 (j % 4) (low l) and 2 (j % 4) + 1 (high h), each
+// as -1 or 0: q - 1 = -1 - l - 2 h.
+STRATA_TARGET_AVX2 inline __m256i block_values(const BlockQ2_0& b, int c, __m256i) {
+  uint64_t w;
+  std::memcpy(&w, b.qs + 8 * c, sizeof(w));
+  const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi64x(static_cast<int64_t>(w)),
+                                            _mm256_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3,  //
+                                                             4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7));
+  const __m256i l = bits_set(bytes, _mm256_set1_epi32(0x40100401));
+  const __m256i h = bits_set(bytes, _mm256_set1_epi32(static_cast<int>(0x80200802u)));
+  return _mm256_sub_epi8(_mm256_sub_epi8(_mm256_set1_epi8(-1), l), _mm256_add_epi8(h, h));
 }
 
 // A 32-element block's decoded scale: its F16 d, or MXFP4's exponent halved.
@@ -432,34 +459,42 @@ STRATA_TARGET_AVX2 inline float block_scale(const Block& b) {
   }
 }
 
-// R rows of a 32-element block type with one scale (Q8_0, Q4_0, Q5_0,
-// IQ4_NL, MXFP4): acc += (d_w * d_a) * (float)isum block by block, row r in lane r;
-// with a min m as well (Q4_1, Q5_1, whose values are unsigned): acc +=
-// (d_w * d_a) * (float)isum + (m_w * d_a) * (float)a.sum.
+// R rows of a type with one scale per block (Q8_0, Q4_0, Q5_0, IQ4_NL,
+// MXFP4; Q1_0 and Q2_0 over their 4 and 2 chunks): acc += (d_w * d_a) *
+// (float)isum chunk by chunk, row r in lane r; with a min m as well (Q4_1,
+// Q5_1, whose values are unsigned): acc += (d_w * d_a) * (float)isum +
+// (m_w * d_a) * (float)a.sum.
 template <int R, typename Block>
 STRATA_TARGET_AVX2 void dot_block32_rows(const Block* const* x, const BlockQ8A* a, int64_t nb, float* out) {
   constexpr bool kMin = requires(const Block& b) { b.m; };
+  constexpr int kC = kChunks<Block>;
   const __m256i values = codebook<Block>();
   __m128 acc = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    __m256i p[4] = {};
     float d[4] = {}, m[4] = {};
     for (int r = 0; r < R; ++r) {
-      const __m256i w = block_values(x[r][i], values);
-      p[r] = kMin ? dot_bytes(w, load32(a[i].qs)) : dot_signed(w, a[i]);
       d[r] = block_scale(x[r][i]);
       if constexpr (kMin) m[r] = half_to_float(x[r][i].m);
     }
-    // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    const __m128 ad = _mm_set1_ps(a[i].d);
-    __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_setr_ps(d[0], d[1], d[2], d[3]), ad), _mm_cvtepi32_ps(isum));
-    if constexpr (kMin) {
-      const __m128 mw = _mm_setr_ps(m[0], m[1], m[2], m[3]);
-      t = _mm_add_ps(t, _mm_mul_ps(_mm_mul_ps(mw, ad), _mm_set1_ps(static_cast<float>(a[i].sum))));
+    const __m128 dw = _mm_setr_ps(d[0], d[1], d[2], d[3]);
+    for (int c = 0; c < kC; ++c) {
+      const BlockQ8A& ab = a[kC * i + c];
+      __m256i p[4] = {};
+      for (int r = 0; r < R; ++r) {
+        const __m256i w = block_values(x[r][i], c, values);
+        p[r] = kMin ? dot_bytes(w, load32(ab.qs)) : dot_signed(w, ab);
+      }
+      // Lane r of the 128-bit sum: row r's isum (exact: the order of integer adds is free).
+      const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+      const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+      const __m128 ad = _mm_set1_ps(ab.d);
+      __m128 t = _mm_mul_ps(_mm_mul_ps(dw, ad), _mm_cvtepi32_ps(isum));
+      if constexpr (kMin) {
+        const __m128 mw = _mm_setr_ps(m[0], m[1], m[2], m[3]);
+        t = _mm_add_ps(t, _mm_mul_ps(_mm_mul_ps(mw, ad), _mm_set1_ps(static_cast<float>(ab.sum))));
+      }
+      acc = _mm_add_ps(acc, t);
     }
-    acc = _mm_add_ps(acc, t);
   }
   store_rows<R>(acc, out);
 }

@@ -25,6 +25,8 @@ float dot_q4_0_avx2(const BlockQ4_0* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_1_avx2(const BlockQ4_1* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_0_avx2(const BlockQ5_0* x, const BlockQ8A* a, int64_t nb);
 float dot_q5_1_avx2(const BlockQ5_1* x, const BlockQ8A* a, int64_t nb);
+float dot_q1_0_avx2(const BlockQ1_0* x, const BlockQ8A* a, int64_t nb);
+float dot_q2_0_avx2(const BlockQ2_0* x, const BlockQ8A* a, int64_t nb);
 float dot_q2_k_avx2(const BlockQ2_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q3_k_avx2(const BlockQ3_K* x, const BlockQ8A* a, int64_t nb);
 float dot_q4_k_avx2(const BlockQ4_K* x, const BlockQ8A* a, int64_t nb);
@@ -54,6 +56,8 @@ void dot4_q4_0_avx2(const BlockQ4_0* const x[4], const BlockQ8A* a, int64_t nb, 
 void dot4_q4_1_avx2(const BlockQ4_1* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q5_0_avx2(const BlockQ5_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q5_1_avx2(const BlockQ5_1* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q1_0_avx2(const BlockQ1_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_q2_0_avx2(const BlockQ2_0* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q2_k_avx2(const BlockQ2_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q3_k_avx2(const BlockQ3_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_q4_k_avx2(const BlockQ4_K* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);

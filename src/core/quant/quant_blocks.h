@@ -60,6 +60,36 @@ struct BlockQ5_1 {
 };
 static_assert(sizeof(BlockQ5_1) == 24 && offsetof(BlockQ5_1, qh) == 4 && offsetof(BlockQ5_1, qs) == 8);
 
+// The 1- and 2-bit scale-only types span several 32-value chunks, one scale
+// for all; chunk c of block i dots with Q8A block kChunks * i + c.
+inline constexpr int kQK1_0 = 128;  // elements per Q1_0 block
+inline constexpr int kQK2_0 = 64;   // elements per Q2_0 block
+
+// Q1_0: x = +d where bit j % 8 of qs[j / 8] is set (least significant bit
+// first), else -d; there is no zero.
+struct BlockQ1_0 {
+  uint16_t d;
+  uint8_t qs[kQK1_0 / 8];
+};
+static_assert(sizeof(BlockQ1_0) == 18);
+
+// Q2_0: x = d * (q - 1), q in 0..3 at bits 2 (j % 4) and 2 (j % 4) + 1 of
+// qs[j / 4]: the levels -d, 0, d, 2d.
+struct BlockQ2_0 {
+  uint16_t d;
+  uint8_t qs[kQK2_0 / 4];
+};
+static_assert(sizeof(BlockQ2_0) == 18);
+
+// 32-value chunks (Q8A blocks) per block of a one-scale type: 1 for the
+// 32-element types, 4 for Q1_0, 2 for Q2_0.
+template <typename Block>
+inline constexpr int kChunks = 1;
+template <>
+inline constexpr int kChunks<BlockQ1_0> = kQK1_0 / 32;
+template <>
+inline constexpr int kChunks<BlockQ2_0> = kQK2_0 / 32;
+
 // Q2_K: 16 sub-blocks of 16; x = d * sc_k * q - dmin * m_k with q in 0..3,
 // sc_k the low and m_k the high nibble of scales[k]. Two halves of 128
 // values; in half h, for l < 32 and s = 0..3 the value 128h + 32s + l sits
