@@ -77,14 +77,6 @@ uint16_t quantize_signs(const float* x, uint8_t qs[kQK1_0 / 8]) {
   return scale_to_fp16(static_cast<float>(sum / kQK1_0));
 }
 
-// The level -1..2 nearest xn * inv, ties to even (round_clamp's rounding, kept in float).
-inline float level_of(float xn, float inv) {
-  float v = xn * inv;
-  v = v < 2.0f ? v : 2.0f;
-  v = v > -1.0f ? v : -1.0f;
-  return (v + 0x1.8p23f) - 0x1.8p23f;
-}
-
 // Q2_0's fit of a block's values xn, scaled into [-1, 1], under a scale dn
 // (the stored one scaled alike): each value's level to nearest, sxl = sum
 // xn * level and sll = sum level^2.
@@ -95,7 +87,7 @@ LevelFit fit_levels(const float* xn, float dn) {
   const float inv = dn != 0.0f ? 1.0f / dn : 0.0f;
   LevelFit f;
   for (int j = 0; j < kQK2_0; ++j) {
-    const float level = level_of(xn[j], inv);
+    const auto level = static_cast<float>(round_clamp(xn[j] * inv, -1.0f, 2.0f));
     f.sxl += xn[j] * level;
     f.sll += level * level;
   }
@@ -137,7 +129,7 @@ uint16_t quantize_levels(const float* x, int u[kQK2_0]) {
   }
   const float dn = amax > 0.0f ? fp16_to_f32(best_dh) / amax : 0.0f;
   const float inv = dn != 0.0f ? 1.0f / dn : 0.0f;
-  for (int j = 0; j < kQK2_0; ++j) u[j] = static_cast<int>(level_of(xn[j], inv)) + 1;
+  for (int j = 0; j < kQK2_0; ++j) u[j] = round_clamp(xn[j] * inv, -1.0f, 2.0f) + 1;
   return best_dh;
 }
 
