@@ -17,7 +17,8 @@ using strata::test::test_stream;
 // operations in the same order without fused multiply-adds.
 TEST_CASE("get_rows dequantizes table rows exactly as core::dequantize_row") {
   for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
-                        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
+                        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                        GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S}) {
     DYNAMIC_SECTION(core::type_traits(type).name) {
       test::Rng rng = test::rng_for(1000 + static_cast<uint64_t>(type));
       const int64_t n_rows = 50, n_cols = 768, T = 17;

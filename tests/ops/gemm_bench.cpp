@@ -186,6 +186,8 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
       {"expert gate 2048x768", GgmlType::Q3_K, 2048, 768},       {"expert gate 2048x768", GgmlType::Q2_K, 2048, 768},
       {"output head 2048x151936", GgmlType::IQ4_XS, 2048, 151936},
       {"expert gate 2048x768", GgmlType::IQ4_XS, 2048, 768},     {"expert gate 2048x768", GgmlType::IQ4_NL, 2048, 768},
+      {"expert gate 2048x768", GgmlType::IQ2_XXS, 2048, 768},    {"expert gate 2048x768", GgmlType::IQ2_S, 2048, 768},
+      {"expert gate 2048x768", GgmlType::IQ3_XXS, 2048, 768},    {"expert gate 2048x768", GgmlType::IQ3_S, 2048, 768},
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
@@ -216,7 +218,8 @@ void bench_mmq(cudaStream_t s, std::mt19937& rng) {
       {"router 2048x128", GgmlType::F32, 2048, 128},    {"router 2048x128", GgmlType::BF16, 2048, 128},
       {"dense 2048x4096", GgmlType::F16, 2048, 4096},   {"attn q 2048x4096", GgmlType::Q3_K, 2048, 4096},
       {"attn q 2048x4096", GgmlType::Q2_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::IQ4_XS, 2048, 4096},
-      {"attn q 2048x4096", GgmlType::IQ4_NL, 2048, 4096},
+      {"attn q 2048x4096", GgmlType::IQ4_NL, 2048, 4096}, {"attn q 2048x4096", GgmlType::IQ2_XXS, 2048, 4096},
+      {"attn q 2048x4096", GgmlType::IQ3_XXS, 2048, 4096},
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
@@ -254,7 +257,9 @@ void bench_moe(cudaStream_t s, std::mt19937& rng) {
                                 {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K},
                                 {GgmlType::Q2_K, GgmlType::Q2_K, GgmlType::Q3_K},
                                 {GgmlType::IQ4_XS, GgmlType::IQ4_XS, GgmlType::IQ4_XS},
-                                {GgmlType::IQ4_NL, GgmlType::IQ4_NL, GgmlType::IQ4_NL}};
+                                {GgmlType::IQ4_NL, GgmlType::IQ4_NL, GgmlType::IQ4_NL},
+                                {GgmlType::IQ2_XXS, GgmlType::IQ2_XXS, GgmlType::IQ2_XXS},
+                                {GgmlType::IQ3_XXS, GgmlType::IQ3_XXS, GgmlType::IQ3_XXS}};
   for (const auto& c : combos) {
     const size_t sg = core::row_size(c[0], n_embd) * n_ff, sd = core::row_size(c[2], n_ff) * n_embd;
     Dev gate(sg * E), up(sg * E), down(sd * E);

@@ -35,6 +35,37 @@ inline float round_f16(double v) {
 
 inline float round_f16(float v) { return core::fp16_to_f32(core::f32_to_fp16(v)); }
 
+// Magnitude l (0..31) of a grid IQ type's 32-value group g, from the grid tables.
+inline int grid_magnitude(core::GgmlType type, const core::GridGroup& g, int l) {
+  using core::GgmlType;
+  switch (type) {
+    case GgmlType::IQ2_XXS: return static_cast<int>((core::kIq2xxsGrid[g.idx[l / 8]] >> (8 * (l % 8))) & 255);
+    case GgmlType::IQ2_XS: return static_cast<int>((core::kIq2xsGrid[g.idx[l / 8]] >> (8 * (l % 8))) & 255);
+    case GgmlType::IQ2_S: return static_cast<int>((core::kIq2sGrid[g.idx[l / 8]] >> (8 * (l % 8))) & 255);
+    case GgmlType::IQ3_XXS: return static_cast<int>((core::kIq3xxsGrid[g.idx[l / 4]] >> (8 * (l % 4))) & 255);
+    default: return static_cast<int>((core::kIq3sGrid[g.idx[l / 4]] >> (8 * (l % 4))) & 255);
+  }
+}
+
+// A grid IQ type's row as the GEMM's F16 weights: the signed magnitude times
+// the span's scale (d / factor) * (2s + 1) rounded to F16.
+template <class Block>
+void grid_gemm_weights(core::GgmlType type, const uint8_t* row, int64_t n, float* w) {
+  const core::GridShape shape = core::kGridShape<Block>;
+  for (int64_t s = 0; s < n / 256; ++s) {
+    const auto& b = reinterpret_cast<const Block*>(row)[s];
+    const double d = core::fp16_to_f32(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+      const core::GridGroup g = core::read_grid_group(b, ib);
+      for (int l = 0; l < 32; ++l) {
+        const int m = grid_magnitude(type, g, l), q = ((g.signs[l / 8] >> (l % 8)) & 1) != 0 ? -m : m;
+        const double scale = round_f16(d * (2 * g.scale[l / 16] + 1) / shape.factor);
+        w[s * 256 + 32 * ib + l] = round_f16(q * scale);
+      }
+    }
+  }
+}
+
 // Row `row` (n values) of a quantized matrix as the GEMM's F16 weights.
 inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, int64_t n) {
   using core::GgmlType;
@@ -97,6 +128,16 @@ inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, 
         w[s * 256 + e] = round_f16(q * scale);
       }
     }
+  } else if (type == GgmlType::IQ2_XXS) {
+    grid_gemm_weights<core::BlockIQ2_XXS>(type, row, n, w.data());
+  } else if (type == GgmlType::IQ2_XS) {
+    grid_gemm_weights<core::BlockIQ2_XS>(type, row, n, w.data());
+  } else if (type == GgmlType::IQ2_S) {
+    grid_gemm_weights<core::BlockIQ2_S>(type, row, n, w.data());
+  } else if (type == GgmlType::IQ3_XXS) {
+    grid_gemm_weights<core::BlockIQ3_XXS>(type, row, n, w.data());
+  } else if (type == GgmlType::IQ3_S) {
+    grid_gemm_weights<core::BlockIQ3_S>(type, row, n, w.data());
   } else {
     for (int64_t s = 0; s < n / 256; ++s) {
       const auto& b = reinterpret_cast<const core::BlockQ6_K*>(row)[s];

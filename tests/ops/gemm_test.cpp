@@ -268,9 +268,10 @@ struct ActsOnDevice {
   }
 };
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q2_K,
-                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL,
-                           GgmlType::IQ4_XS};
+const GgmlType kTypes[] = {GgmlType::F32,     GgmlType::F16,    GgmlType::BF16,  GgmlType::Q8_0,    GgmlType::Q2_K,
+                           GgmlType::Q3_K,    GgmlType::Q4_K,   GgmlType::Q5_K,  GgmlType::Q6_K,    GgmlType::IQ4_NL,
+                           GgmlType::IQ4_XS,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+                           GgmlType::IQ3_S};
 
 }  // namespace
 
@@ -829,6 +830,8 @@ TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu
       {GgmlType::F16, GgmlType::Q4_K, GgmlType::F32, false},   {GgmlType::BF16, GgmlType::BF16, GgmlType::Q4_K, false},
       {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q3_K, true},  {GgmlType::Q2_K, GgmlType::Q2_K, GgmlType::Q3_K, false},
       {GgmlType::IQ4_XS, GgmlType::IQ4_XS, GgmlType::IQ4_NL, true},
+      {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ3_XXS, false},
+      {GgmlType::IQ3_S, GgmlType::IQ3_S, GgmlType::IQ2_S, true},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;
@@ -904,6 +907,8 @@ TEST_CASE("MoE decode step: batched mmvq over the router's choices", "[gpu][moe]
                                 {GgmlType::Q8_0, GgmlType::Q5_K, GgmlType::Q4_K},
                                 {GgmlType::Q3_K, GgmlType::Q3_K, GgmlType::Q2_K},
                                 {GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ4_XS},
+                                {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ3_XXS},
+                                {GgmlType::IQ2_S, GgmlType::IQ3_S, GgmlType::IQ2_S},
                                 {GgmlType::BF16, GgmlType::BF16, GgmlType::F32}};
   const int T = 3, k = 4, E = 16;
   const int64_t n_embd = 512, n_ff = 256;

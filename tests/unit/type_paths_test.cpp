@@ -21,10 +21,16 @@ namespace {
 const std::vector<GgmlType> kFloat = {GgmlType::F32, GgmlType::F16, GgmlType::BF16};
 const std::vector<GgmlType> kQuant = {GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                                      GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+// No warpgroup or F16-decode kernel yet.
+const std::vector<GgmlType> kGrid = {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+                                    GgmlType::IQ3_S};
 
 std::set<GgmlType> expected(KernelPath p) {
   std::set<GgmlType> s(kQuant.begin(), kQuant.end());
-  if (p != KernelPath::Wgmma && p != KernelPath::F16Decode) s.insert(kFloat.begin(), kFloat.end());
+  if (p != KernelPath::Wgmma && p != KernelPath::F16Decode) {
+    s.insert(kFloat.begin(), kFloat.end());
+    s.insert(kGrid.begin(), kGrid.end());
+  }
   return s;
 }
 
@@ -138,7 +144,7 @@ TEST_CASE("the CUDA load check refuses a stage tensor without a kernel on a path
   w.layers[1][core::TensorRole::FfnUpExps] = tensor("blk.1.ffn_up_exps.weight", GgmlType::Q4_K);
 
   // A stage without the embedding does not need its path.
-  w.token_embd = tensor("token_embd.weight", GgmlType::IQ2_XXS);
+  w.token_embd = tensor("token_embd.weight", GgmlType::MXFP4);
   CHECK_THROWS_AS(cuda::require_stage_kernels(w, plan, false), core::Error);
   plan.has_embd = false;
   CHECK_NOTHROW(cuda::require_stage_kernels(w, plan, false));

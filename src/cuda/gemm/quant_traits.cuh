@@ -1,5 +1,5 @@
 // What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q2_K..Q6_K,
-// IQ4_NL, IQ4_XS).
+// IQ4_NL, IQ4_XS; the grid IQ types in quant_traits_grid.cuh, included at the end).
 //
 // Kernels are templates on the type and take every type-specific fact from
 // here, so a new type is one specialisation below plus its place in the
@@ -870,3 +870,6 @@ struct QuantTraits<GgmlType::IQ4_XS> : quant_detail::WordQuants<QuantTraits<Ggml
 };
 
 }  // namespace strata::cuda
+
+// The grid IQ types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S).
+#include "cuda/gemm/quant_traits_grid.cuh"  // IWYU pragma: export

@@ -1,0 +1,223 @@
+// The CUDA kernels' view of the five grid IQ types (IQ2_XXS, IQ2_XS, IQ2_S,
+// IQ3_XXS, IQ3_S): QuantTraits for mmvq, the mma.sync GEMM, embed and, through
+// them, the MoE and peer paths. Included by quant_traits.cuh, whose header
+// comment names each member; core/quant/quant_blocks.h has the byte layouts.
+//
+// A grid type stores each 32-value group as grid points (one of 8 magnitudes
+// or two of 4, from the tables of core/quant/quant_tables.h), a sign bit per
+// value and a 4-bit scale s per 32 or per 16 values. The kernels see signed
+// bytes: the magnitudes, negated where the sign bit is set. A span's weight
+// scale is d * (2s + 1) / factor (factor 8, 4 or 1); mmvq forms core::vec_dot's
+// term, ((d / factor) * a.d) * ((2 s_lo + 1) * isum_lo + (2 s_hi + 1) * isum_hi).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/quant/quant_blocks.h"
+#include "core/quant/quant_tables.h"
+#include "cuda/gemm/gemm_device.cuh"
+#include "cuda/gemm/mma_ops.cuh"
+
+namespace strata::cuda {
+namespace quant_detail {
+
+// A host table copied into a device variable at compile time (each
+// translation unit has its own copy; the largest, IQ2_S's grid, is 8 KiB).
+template <class T, size_t N>
+struct DeviceTable {
+  T v[N];
+};
+
+template <class T, size_t N>
+constexpr DeviceTable<T, N> device_table(const T (&a)[N]) {
+  DeviceTable<T, N> t{};
+  for (size_t i = 0; i < N; ++i) t.v[i] = a[i];
+  return t;
+}
+
+__device__ const DeviceTable<uint64_t, 256> kIq2xxsGridDev = device_table(core::kIq2xxsGrid);
+__device__ const DeviceTable<uint64_t, 512> kIq2xsGridDev = device_table(core::kIq2xsGrid);
+__device__ const DeviceTable<uint64_t, 1024> kIq2sGridDev = device_table(core::kIq2sGrid);
+__device__ const DeviceTable<uint32_t, 256> kIq3xxsGridDev = device_table(core::kIq3xxsGrid);
+__device__ const DeviceTable<uint32_t, 512> kIq3sGridDev = device_table(core::kIq3sGrid);
+
+// The eight sign bits of a parity-packed 7-bit code: the code, and as bit 7
+// its parity (core::kSignsIq2xs, computed instead of looked up).
+STRATA_HD constexpr uint32_t parity_sign_bits(uint32_t code) {
+  code &= 127u;
+  uint32_t p = code ^ (code >> 4);
+  p ^= p >> 2;
+  p ^= p >> 1;
+  return code | (p & 1u) << 7;
+}
+
+constexpr bool parity_signs_match_table() {
+  for (uint32_t c = 0; c < 128; ++c) {
+    if (parity_sign_bits(c) != core::kSignsIq2xs[c]) return false;
+  }
+  return true;
+}
+static_assert(parity_signs_match_table(), "parity_sign_bits equals core::kSignsIq2xs");
+
+// Four magnitude bytes m, negated where bit k of the low nibble of bits is
+// set (byte k): the mask spreads bit k to byte k as 0xff, and (m ^ mask) -
+// mask per byte is m or -m.
+__device__ __forceinline__ uint32_t apply_signs(uint32_t m, uint32_t bits) {
+  const uint32_t mask = (((bits & 15u) * 0x00204081u) & 0x01010101u) * 0xffu;
+  return __vsub4(m ^ mask, mask);
+}
+
+// Each type's bytes, with B at a super-block (2-byte aligned) and j the
+// 32-value group: mag(B, j, k4) the magnitudes of values 4 k4 .. 4 k4 + 3
+// as bytes, signs(B, j, l) the sign bits of 8-value group l, scale(B, j, h)
+// the s of 16-value half h. kFactor and kPer16 as core::kGridShape.
+struct Iq2xxsLayout {
+  using Block = core::BlockIQ2_XXS;
+  static constexpr int kQs = offsetof(Block, qs), kFactor = 8;
+  static constexpr bool kPer16 = false;
+  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return static_cast<uint32_t>(kIq2xxsGridDev.v[B[kQs + 8 * j + (k4 >> 1)]] >> (32 * (k4 & 1)));
+  }
+  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> (7 * l));
+  }
+  __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> 28);
+  }
+};
+
+struct Iq2xsLayout {
+  using Block = core::BlockIQ2_XS;
+  static constexpr int kQs = offsetof(Block, qs), kScales = offsetof(Block, scales), kFactor = 8;
+  static constexpr bool kPer16 = true;
+  __device__ __forceinline__ static uint32_t code(const uint8_t* B, int j, int l) {
+    return *reinterpret_cast<const uint16_t*>(B + kQs + 2 * (4 * j + l));
+  }
+  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return static_cast<uint32_t>(kIq2xsGridDev.v[code(B, j, k4 >> 1) & 511u] >> (32 * (k4 & 1)));
+  }
+  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+    return parity_sign_bits(code(B, j, l) >> 9);
+  }
+  __device__ __forceinline__ static int scale(const uint8_t* B, int j, int h) {
+    return (B[kScales + j] >> (4 * h)) & 15;
+  }
+};
+
+struct Iq2sLayout {
+  using Block = core::BlockIQ2_S;
+  static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kScales = offsetof(Block, scales),
+                       kFactor = 8;
+  static constexpr bool kPer16 = true;
+  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+    const int l = k4 >> 1;
+    const uint32_t idx = B[kQs + 4 * j + l] | ((B[kQh + j] >> (2 * l)) & 3u) << 8;
+    return static_cast<uint32_t>(kIq2sGridDev.v[idx] >> (32 * (k4 & 1)));
+  }
+  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+    return B[kQs + 32 + 4 * j + l];
+  }
+  __device__ __forceinline__ static int scale(const uint8_t* B, int j, int h) {
+    return (B[kScales + j] >> (4 * h)) & 15;
+  }
+};
+
+struct Iq3xxsLayout {
+  using Block = core::BlockIQ3_XXS;
+  static constexpr int kQs = offsetof(Block, qs), kFactor = 4;
+  static constexpr bool kPer16 = false;
+  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return kIq3xxsGridDev.v[B[kQs + 8 * j + k4]];
+  }
+  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> (7 * l));
+  }
+  __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> 28);
+  }
+};
+
+struct Iq3sLayout {
+  using Block = core::BlockIQ3_S;
+  static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kSigns = offsetof(Block, signs),
+                       kScales = offsetof(Block, scales), kFactor = 1;
+  static constexpr bool kPer16 = false;
+  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return kIq3sGridDev.v[B[kQs + 8 * j + k4] | ((B[kQh + j] >> k4) & 1u) << 8];
+  }
+  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) { return B[kSigns + 4 * j + l]; }
+  __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
+    return (B[kScales + (j >> 1)] >> (4 * (j & 1))) & 15;
+  }
+};
+
+// QuantTraits of a grid type from its layout L. Signed quants; a per-16 type
+// keeps both halves' scales in one entry (kSplitHalves, as Q3_K).
+template <class L>
+struct GridQuants : WordQuants<GridQuants<L>> {
+  static constexpr int kBytes256 = sizeof(typename L::Block);
+  static constexpr bool kSigned = true;
+  static constexpr bool kSplitHalves = L::kPer16;
+  // Row strides of 32 or 96 mod 128 bytes (mmq_f16.cuh): 96 for the 66- to
+  // 82-byte IQ2 groups (6 granules at most), 160 for IQ3's 98 and 110 bytes.
+  static constexpr int kF16Stride = kBytes256 <= 82 ? 96 : 160;
+
+  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+    return static_cast<int>(apply_signs(L::mag(B, j, k4), L::signs(B, j, k4 >> 1) >> (4 * (k4 & 1))));
+  }
+
+  // d / factor (exact: a power of two).
+  __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
+    return RowHead{__fmul_rn(gemm_detail::ld_half(B), 1.0f / static_cast<float>(L::kFactor)), 0.0f};
+  }
+
+  // d / factor and the odd steps 2s + 1 of the two halves.
+  __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
+    return RowScale{head.d, 0.0f, 2 * L::scale(B, j, 0) + 1, 2 * L::scale(B, j, L::kPer16 ? 1 : 0) + 1};
+  }
+
+  // ((d / factor) * a.d) * ((2 s_lo + 1) * lo + (2 s_hi + 1) * hi): the
+  // integer is below 2^24 (core/quant/quant.h), so exact in F32.
+  __device__ __forceinline__ static float term(const RowScale& rs, int lo, int hi, const ActBlock& x) {
+    return __fmul_rn(__fmul_rn(rs.a, x.d), __int2float_rn(rs.s0 * lo + rs.s1 * hi));
+  }
+
+  // (d / factor) * (2s + 1) per half (kSplitHalves) or (that, 0): exact in
+  // F32 (11 + 5 significant bits), rounded to F16.
+  __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
+    const RowScale rs = row_scale(B, head, j);
+    const float lo = __fmul_rn(head.d, static_cast<float>(rs.s0));
+    return mma::pack_half2(lo, L::kPer16 ? __fmul_rn(head.d, static_cast<float>(rs.s1)) : 0.0f);
+  }
+
+  // As core's dequantize: (d * (0.5 + s) * (2 / factor)) * magnitude, negated
+  // where its sign bit is set.
+  __device__ __forceinline__ static float value(const void* row, int64_t i) {
+    const auto* B = reinterpret_cast<const uint8_t*>(static_cast<const typename L::Block*>(row) + i / core::kQK_K);
+    const int e = static_cast<int>(i % core::kQK_K), j = e / 32, l = e % 32;
+    const float d = gemm_detail::ld_half(B);
+    const float db = __fmul_rn(__fmul_rn(d, __fadd_rn(0.5f, static_cast<float>(L::scale(B, j, l / 16)))),
+                               2.0f / static_cast<float>(L::kFactor));
+    const float v = __fmul_rn(db, static_cast<float>((L::mag(B, j, l / 4) >> (8 * (l % 4))) & 0xffu));
+    return ((L::signs(B, j, l / 8) >> (l % 8)) & 1u) != 0 ? -v : v;
+  }
+};
+
+}  // namespace quant_detail
+
+template <>
+struct QuantTraits<GgmlType::IQ2_XXS> : quant_detail::GridQuants<quant_detail::Iq2xxsLayout> {};
+template <>
+struct QuantTraits<GgmlType::IQ2_XS> : quant_detail::GridQuants<quant_detail::Iq2xsLayout> {};
+template <>
+struct QuantTraits<GgmlType::IQ2_S> : quant_detail::GridQuants<quant_detail::Iq2sLayout> {};
+template <>
+struct QuantTraits<GgmlType::IQ3_XXS> : quant_detail::GridQuants<quant_detail::Iq3xxsLayout> {};
+template <>
+struct QuantTraits<GgmlType::IQ3_S> : quant_detail::GridQuants<quant_detail::Iq3sLayout> {};
+
+}  // namespace strata::cuda
