@@ -74,11 +74,10 @@ __device__ __forceinline__ uint32_t apply_signs(uint32_t m, uint32_t bits) {
 // Each type's bytes, with B at a super-block (2-byte aligned) and j the
 // 32-value group: mag(B, j, k4) the magnitudes of values 4 k4 .. 4 k4 + 3
 // as bytes, signs(B, j, l) the sign bits of 8-value group l, scale(B, j, h)
-// the s of 16-value half h. kFactor and kPer16 as core::kGridShape.
+// the s of 16-value half h (the type's factor and scale span: core::kGridShape).
 struct Iq2xxsLayout {
   using Block = core::BlockIQ2_XXS;
-  static constexpr int kQs = offsetof(Block, qs), kFactor = 8;
-  static constexpr bool kPer16 = false;
+  static constexpr int kQs = offsetof(Block, qs);
   __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
     return static_cast<uint32_t>(kIq2xxsGridDev.v[B[kQs + 8 * j + (k4 >> 1)]] >> (32 * (k4 & 1)));
   }
@@ -92,8 +91,7 @@ struct Iq2xxsLayout {
 
 struct Iq2xsLayout {
   using Block = core::BlockIQ2_XS;
-  static constexpr int kQs = offsetof(Block, qs), kScales = offsetof(Block, scales), kFactor = 8;
-  static constexpr bool kPer16 = true;
+  static constexpr int kQs = offsetof(Block, qs), kScales = offsetof(Block, scales);
   __device__ __forceinline__ static uint32_t code(const uint8_t* B, int j, int l) {
     return *reinterpret_cast<const uint16_t*>(B + kQs + 2 * (4 * j + l));
   }
@@ -110,9 +108,7 @@ struct Iq2xsLayout {
 
 struct Iq2sLayout {
   using Block = core::BlockIQ2_S;
-  static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kScales = offsetof(Block, scales),
-                       kFactor = 8;
-  static constexpr bool kPer16 = true;
+  static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kScales = offsetof(Block, scales);
   __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
     const int l = k4 >> 1;
     const uint32_t idx = B[kQs + 4 * j + l] | ((B[kQh + j] >> (2 * l)) & 3u) << 8;
@@ -128,8 +124,7 @@ struct Iq2sLayout {
 
 struct Iq3xxsLayout {
   using Block = core::BlockIQ3_XXS;
-  static constexpr int kQs = offsetof(Block, qs), kFactor = 4;
-  static constexpr bool kPer16 = false;
+  static constexpr int kQs = offsetof(Block, qs);
   __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
     return kIq3xxsGridDev.v[B[kQs + 8 * j + k4]];
   }
@@ -144,8 +139,7 @@ struct Iq3xxsLayout {
 struct Iq3sLayout {
   using Block = core::BlockIQ3_S;
   static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kSigns = offsetof(Block, signs),
-                       kScales = offsetof(Block, scales), kFactor = 1;
-  static constexpr bool kPer16 = false;
+                       kScales = offsetof(Block, scales);
   __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
     return kIq3sGridDev.v[B[kQs + 8 * j + k4] | ((B[kQh + j] >> k4) & 1u) << 8];
   }
@@ -159,9 +153,10 @@ struct Iq3sLayout {
 // keeps both halves' scales in one entry (kSplitHalves, as Q3_K).
 template <class L>
 struct GridQuants : WordQuants<GridQuants<L>> {
+  static constexpr int kFactor = core::kGridShape<typename L::Block>.factor;
   static constexpr int kBytes256 = sizeof(typename L::Block);
   static constexpr bool kSigned = true;
-  static constexpr bool kSplitHalves = L::kPer16;
+  static constexpr bool kSplitHalves = core::kGridShape<typename L::Block>.per16;
   // Row strides of 32 or 96 mod 128 bytes (mmq_f16.cuh): 96 for the 66- to
   // 82-byte IQ2 groups (6 granules at most), 160 for IQ3's 98 and 110 bytes.
   static constexpr int kF16Stride = kBytes256 <= 82 ? 96 : 160;
@@ -172,12 +167,12 @@ struct GridQuants : WordQuants<GridQuants<L>> {
 
   // d / factor (exact: a power of two).
   __device__ __forceinline__ static RowHead row_head(const uint8_t* B) {
-    return RowHead{__fmul_rn(gemm_detail::ld_half(B), 1.0f / static_cast<float>(L::kFactor)), 0.0f};
+    return RowHead{__fmul_rn(gemm_detail::ld_half(B), 1.0f / static_cast<float>(kFactor)), 0.0f};
   }
 
   // d / factor and the odd steps 2s + 1 of the two halves.
   __device__ __forceinline__ static RowScale row_scale(const uint8_t* B, const RowHead& head, int j) {
-    return RowScale{head.d, 0.0f, 2 * L::scale(B, j, 0) + 1, 2 * L::scale(B, j, L::kPer16 ? 1 : 0) + 1};
+    return RowScale{head.d, 0.0f, 2 * L::scale(B, j, 0) + 1, 2 * L::scale(B, j, kSplitHalves ? 1 : 0) + 1};
   }
 
   // ((d / factor) * a.d) * ((2 s_lo + 1) * lo + (2 s_hi + 1) * hi): the
@@ -191,7 +186,7 @@ struct GridQuants : WordQuants<GridQuants<L>> {
   __device__ __forceinline__ static uint32_t scale_entry(const uint8_t* B, const RowHead& head, int j) {
     const RowScale rs = row_scale(B, head, j);
     const float lo = __fmul_rn(head.d, static_cast<float>(rs.s0));
-    return mma::pack_half2(lo, L::kPer16 ? __fmul_rn(head.d, static_cast<float>(rs.s1)) : 0.0f);
+    return mma::pack_half2(lo, kSplitHalves ? __fmul_rn(head.d, static_cast<float>(rs.s1)) : 0.0f);
   }
 
   // As core's dequantize: (d * (0.5 + s) * (2 / factor)) * magnitude, negated
@@ -201,7 +196,7 @@ struct GridQuants : WordQuants<GridQuants<L>> {
     const int e = static_cast<int>(i % core::kQK_K), j = e / 32, l = e % 32;
     const float d = gemm_detail::ld_half(B);
     const float db = __fmul_rn(__fmul_rn(d, __fadd_rn(0.5f, static_cast<float>(L::scale(B, j, l / 16)))),
-                               2.0f / static_cast<float>(L::kFactor));
+                               2.0f / static_cast<float>(kFactor));
     const float v = __fmul_rn(db, static_cast<float>((L::mag(B, j, l / 4) >> (8 * (l % 4))) & 0xffu));
     return ((L::signs(B, j, l / 8) >> (l % 8)) & 1u) != 0 ? -v : v;
   }
