@@ -103,7 +103,7 @@ void add_tools(CLI::App& app) {
   mk->add_option("--layers", m->layers, "Number of layers (default: the shape's)");
   mk->add_option("--quant", m->quant,
                  "Type of the big matrices: q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, iq4_nl, iq3_xxs, iq3_s, iq2_xxs, "
-                 "iq2_xs, iq2_s, mxfp4, nvfp4, q4_0, q4_1, q5_0, q5_1, q1_0, q2_0, q8_0, f16, bf16, f32");
+                 "iq2_xs, iq2_s, iq1_s, iq1_m, mxfp4, nvfp4, q4_0, q4_1, q5_0, q5_1, q1_0, q2_0, q8_0, f16, bf16, f32");
   mk->add_option("--vocab", m->vocab, "small, qwen3, or a path to a tokenizer.json");
   mk->add_option("--seed", m->seed, "Random seed");
   mk->add_option("--router-skew", m->skew, "Zipf exponent of expert popularity (0 = uniform)");

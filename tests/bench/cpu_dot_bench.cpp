@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
     for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
                        GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
                        GgmlType::IQ4_XS, GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
-                       GgmlType::IQ2_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::Q1_0, GgmlType::Q2_0}) {
+                       GgmlType::IQ2_S, GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::MXFP4, GgmlType::NVFP4,
+                       GgmlType::Q1_0, GgmlType::Q2_0}) {
       bench_matvec(t, 2048, mib, rng);
     }
     bench_matvec(GgmlType::Q6_K, 768, mib, rng);

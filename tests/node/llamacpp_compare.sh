@@ -99,6 +99,10 @@ compare tiny-iq2xs 0.95 1.0 0.08 exact --shape tiny --quant iq2_xs --vocab small
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-iq2s 0.95 1.0 0.08 exact --shape tiny --quant iq2_s --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq1s 0.95 1.0 0.08 exact --shape tiny --quant iq1_s --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
+compare tiny-iq1m 0.95 1.0 0.08 exact --shape tiny --quant iq1_m --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-mxfp4 0.95 1.0 0.08 exact --shape tiny --quant mxfp4 --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-nvfp4 0.95 1.0 0.08 exact --shape tiny --quant nvfp4 --vocab small --seed 7

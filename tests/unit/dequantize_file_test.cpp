@@ -87,8 +87,8 @@ TEST_CASE("dequantize: a tensor type without a dequantizer is refused by name, a
   GgufWriter w;
   w.set("general.architecture", GgufValue::string("qwen3moe"));
   w.add_tensor("norm", {4}, static_cast<uint32_t>(GgmlType::F32), std::vector<uint8_t>(16, 0));
-  w.add_tensor("blk.0.ffn_up_exps.weight", {256}, static_cast<uint32_t>(GgmlType::IQ1_S),
-               std::vector<uint8_t>(50, 0));
+  w.add_tensor("blk.0.ffn_up_exps.weight", {256}, static_cast<uint32_t>(GgmlType::TQ1_0),
+               std::vector<uint8_t>(54, 0));
   w.write(in);
   try {
     write_dequantized(in, out, 1);
@@ -97,7 +97,7 @@ TEST_CASE("dequantize: a tensor type without a dequantizer is refused by name, a
     CHECK(e.status() == STRATA_ERR_UNSUPPORTED);
     const std::string msg = e.what();
     CHECK(msg.find("blk.0.ffn_up_exps.weight") != std::string::npos);
-    CHECK(msg.find("iq1_s") != std::string::npos);
+    CHECK(msg.find("tq1_0") != std::string::npos);
   }
   CHECK_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(in);

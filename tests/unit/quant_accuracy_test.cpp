@@ -19,7 +19,8 @@ const GgmlType kComputable[] = {GgmlType::F32,    GgmlType::F16,     GgmlType::B
                                 GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,    GgmlType::Q5_K,
                                 GgmlType::Q6_K,   GgmlType::IQ4_NL,  GgmlType::IQ4_XS,  GgmlType::IQ3_XXS,
                                 GgmlType::IQ3_S,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS,  GgmlType::IQ2_S,
-                                GgmlType::MXFP4,  GgmlType::NVFP4,   GgmlType::Q1_0,    GgmlType::Q2_0};
+                                GgmlType::IQ1_S,  GgmlType::IQ1_M,   GgmlType::MXFP4,   GgmlType::NVFP4,
+                                GgmlType::Q1_0,   GgmlType::Q2_0};
 
 std::vector<unsigned char> quantize(GgmlType t, const std::vector<float>& x) {
   std::vector<unsigned char> q(row_size(t, static_cast<int64_t>(x.size())));
@@ -70,6 +71,8 @@ double rms_bound(GgmlType t) {
     case GgmlType::IQ2_XXS: return 0.425;  // 0.4051 .. 0.4069 (8 seeds)
     case GgmlType::IQ2_XS: return 0.360;   // 0.3474 .. 0.3494 (8 seeds)
     case GgmlType::IQ2_S: return 0.316;    // 0.3022 .. 0.3059 (8 seeds)
+    case GgmlType::IQ1_S: return 0.510;    // 0.4903 .. 0.4946 (8 seeds)
+    case GgmlType::IQ1_M: return 0.462;    // 0.4423 .. 0.4464 (8 seeds)
     case GgmlType::MXFP4: return 0.115;    // 0.1112 .. 0.1118 (8 seeds)
     case GgmlType::NVFP4: return 0.0918;   // 0.0882 .. 0.0891 (8 seeds)
     case GgmlType::Q1_0: return 0.620;     // 0.5982 .. 0.6024 (sqrt(1 - 2 / pi) = 0.603 at best)
@@ -112,12 +115,13 @@ TEST_CASE("quantize -> dequantize: scale invariance, outliers, zero and constant
     const auto y = roundtrip(t, x);
     // The grid types have too few levels to keep both: IQ2_XXS's magnitudes
     // span 8 .. 43 only, so the least-squares scale of the outlier's group
-    // gives it about 21 (IQ3_XXS about 36); it stays the group's largest.
+    // gives it about 21 (IQ3_XXS about 36; IQ1's, one level and 1/8, about 34);
+    // it stays the group's largest.
     // MXFP4's power-of-two scales put 40 between two points (32 and 48 of
     // E2M1's 4, 6 under 8 or 6, 8 under 4), NVFP4's 3-bit-mantissa scales
     // within 6% (12 times 3.25 or 3.5: 39 or 42).
     const bool grid = t == GgmlType::IQ2_XXS || t == GgmlType::IQ2_XS || t == GgmlType::IQ2_S ||
-                      t == GgmlType::IQ3_XXS || t == GgmlType::IQ3_S;
+                      t == GgmlType::IQ3_XXS || t == GgmlType::IQ3_S || t == GgmlType::IQ1_S || t == GgmlType::IQ1_M;
     const float outlier_tolerance = grid                     ? 0.5f
                                     : t == GgmlType::MXFP4 ? 0.2f
                                     : t == GgmlType::NVFP4 ? 0.06f

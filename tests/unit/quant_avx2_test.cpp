@@ -7,6 +7,7 @@
 #include "core/quant/quant.h"
 #include "core/quant/quant_avx2.h"
 #include "core/quant/quant_fp4.h"
+#include "core/quant/quant_iq1.h"
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
@@ -118,6 +119,20 @@ TEST_CASE("AVX2 dot products of IQ2_XS/IQ2_S/IQ3_S equal the plain loops bit for
   check_dots<BlockIQ3_S, 256>(rng, dot_iq3_s_portable, dot_iq3_s_avx2, dot4_iq3_s_avx2, {0});
 }
 
+TEST_CASE("AVX2 dot products of IQ1_S and IQ1_M equal the plain loops bit for bit") {
+  if (!cpu_has_avx2()) {
+    WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
+    return;
+  }
+  Rng rng(strata::test::test_seed());
+  INFO("seed=" << rng.seed);
+  check_dots<BlockIQ1_S, 256>(rng, dot_iq1_s_portable, dot_iq1_s_avx2, dot4_iq1_s_avx2, {0});
+  // IQ1_M's d lives in its scales' top nibbles: made finite after the random bytes.
+  check_dots<BlockIQ1_M, 256>(rng, dot_iq1_m_portable, dot_iq1_m_avx2, dot4_iq1_m_avx2, {}, [](Rng& g, BlockIQ1_M& b) {
+    set_super_scale_bits(b, f32_to_fp16(static_cast<float>(g.int_in(-1000, 1000)) / 4096.0f));
+  });
+}
+
 TEST_CASE("AVX2 dot products of MXFP4 and NVFP4 equal the plain loops bit for bit") {
   if (!cpu_has_avx2()) {
     WARN("this CPU has no AVX2 (or STRATA_NO_AVX2 is set): nothing to compare");
@@ -189,8 +204,9 @@ TEST_CASE("vec_dot4 gives each of its four rows vec_dot's bits, for every weight
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
                         GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
                         GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::Q1_0,
-                        GgmlType::Q2_0, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+                        GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::MXFP4,
+                        GgmlType::NVFP4, GgmlType::Q1_0, GgmlType::Q2_0, GgmlType::F32, GgmlType::F16,
+                        GgmlType::BF16}) {
     INFO(type_traits(type).name);
     const size_t rb = row_size(type, n);
     for (int rep = 0; rep < 20; ++rep) {

@@ -28,11 +28,11 @@ const Expected kAll[] = {
     {8, "q8_0", 32, 34, true},      {9, "q8_1", 32, 36, false},     {10, "q2_K", 256, 84, true},
     {11, "q3_K", 256, 110, true},   {12, "q4_K", 256, 144, true},   {13, "q5_K", 256, 176, true},
     {14, "q6_K", 256, 210, true},   {15, "q8_K", 256, 292, false},  {16, "iq2_xxs", 256, 66, true},
-    {17, "iq2_xs", 256, 74, true}, {18, "iq3_xxs", 256, 98, true}, {19, "iq1_s", 256, 50, false},
+    {17, "iq2_xs", 256, 74, true}, {18, "iq3_xxs", 256, 98, true}, {19, "iq1_s", 256, 50, true},
     {20, "iq4_nl", 32, 18, true},  {21, "iq3_s", 256, 110, true}, {22, "iq2_s", 256, 82, true},
     {23, "iq4_xs", 256, 136, true}, {24, "i8", 1, 1, false},       {25, "i16", 1, 2, false},
     {26, "i32", 1, 4, false},       {27, "i64", 1, 8, false},       {28, "f64", 1, 8, false},
-    {29, "iq1_m", 256, 56, false},  {30, "bf16", 1, 2, true},       {34, "tq1_0", 256, 54, false},
+    {29, "iq1_m", 256, 56, true},  {30, "bf16", 1, 2, true},       {34, "tq1_0", 256, 54, false},
     {35, "tq2_0", 256, 66, false},  {39, "mxfp4", 32, 17, true},    {40, "nvfp4", 64, 36, true},
     {41, "q1_0", 128, 18, true},    {42, "q2_0", 64, 18, true},
 };
@@ -112,12 +112,12 @@ TEST_CASE("activation kind per weight type") {
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K,
                      GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                      GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                     GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::MXFP4, GgmlType::NVFP4, GgmlType::Q1_0,
-                     GgmlType::Q2_0}) {
+                     GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::MXFP4,
+                     GgmlType::NVFP4, GgmlType::Q1_0, GgmlType::Q2_0}) {
     CHECK(activation_kind(t) == ActivationKind::Q8A);
   }
   // A type without CPU kernels has no activation format: never a guessed one.
-  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::IQ1_S, GgmlType::TQ2_0, GgmlType::Q8_1}) {
+  for (GgmlType t : {GgmlType::I32, GgmlType::F64, GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::Q8_1}) {
     CHECK_THROWS_AS(activation_kind(t), Error);
   }
   CHECK(activation_row_size(ActivationKind::F32, 10) == 40);
@@ -129,13 +129,13 @@ TEST_CASE("kernels refuse types they do not implement and partial blocks") {
   float f[256] = {};
   unsigned char buf[512] = {};
   try {
-    dequantize_row(GgmlType::IQ1_S, buf, f, 256);
+    dequantize_row(GgmlType::TQ1_0, buf, f, 256);
     FAIL("no throw");
   } catch (const Error& e) {
     CHECK(e.status() == STRATA_ERR_UNSUPPORTED);
   }
-  CHECK_THROWS_AS(quantize_row(GgmlType::IQ1_M, f, buf, 256), Error);
-  CHECK_THROWS_AS(vec_dot(GgmlType::IQ1_S, buf, buf, 256), Error);
+  CHECK_THROWS_AS(quantize_row(GgmlType::TQ2_0, f, buf, 256), Error);
+  CHECK_THROWS_AS(vec_dot(GgmlType::TQ1_0, buf, buf, 256), Error);
   try {
     quantize_row(GgmlType::Q6_K, f, buf, 128);
     FAIL("no throw");

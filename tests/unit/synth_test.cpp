@@ -428,7 +428,8 @@ TEST_CASE("synth: bad arguments are INVALID_ARGUMENT") {
 TEST_CASE("synth: every quant writes a readable file") {
   ScratchDir tmp("quants");
   for (const char* q : {"q4_k", "q5_k", "q6_k", "q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_xs",
-                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4", "nvfp4", "q1_0", "q2_0"}) {
+                        "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m", "mxfp4", "nvfp4", "q1_0",
+                        "q2_0"}) {
     INFO(q);
     SynthParams p = tiny(1);
     p.quant = q;
@@ -439,7 +440,8 @@ TEST_CASE("synth: every quant writes a readable file") {
     CHECK(GgmlType(f.tensor("blk.0.ffn_up_exps.weight").type) == want);
     const bool k_quant = want == GgmlType::Q4_K || want == GgmlType::Q5_K || want == GgmlType::Q6_K;
     const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ3_S ||
-                    want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
+                    want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S ||
+                    want == GgmlType::IQ1_S || want == GgmlType::IQ1_M;
     const bool legacy = want == GgmlType::Q4_0 || want == GgmlType::Q4_1 || want == GgmlType::Q5_0 ||
                         want == GgmlType::Q5_1 || want == GgmlType::Q1_0 || want == GgmlType::Q2_0;
     const bool fp4 = want == GgmlType::MXFP4 || want == GgmlType::NVFP4;
@@ -449,8 +451,9 @@ TEST_CASE("synth: every quant writes a readable file") {
     CHECK(GgmlType(f.tensor("blk.0.ffn_down_exps.weight").type) == down);
     // Least-squares scales shrink the decoded values: the error is then orthogonal to them, so their RMS is
     // sqrt(1 - e^2) for relative error e. Q1_0 (e = 0.60): 0.80; Q2_0 (e = 0.36): 0.93; IQ2_XXS (e = 0.41;
-    // not fully least squares): 0.945 here.
-    const double rms = want == GgmlType::Q1_0 ? 0.8 : want == GgmlType::Q2_0 ? 0.93 : 1.0;
+    // not fully least squares): 0.945 here; IQ1_S, IQ1_M (e = 0.49, 0.44; the same): 0.93, 0.92.
+    const bool iq1 = want == GgmlType::IQ1_S || want == GgmlType::IQ1_M;
+    const double rms = want == GgmlType::Q1_0 ? 0.8 : want == GgmlType::Q2_0 ? 0.93 : iq1 ? 0.925 : 1.0;
     const double eps = want == GgmlType::IQ2_XXS ? 0.08 : 0.05;
     CHECK(file_rms(f, "token_embd.weight", 0, 32) == Catch::Approx(rms).epsilon(eps));
   }

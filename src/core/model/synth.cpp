@@ -190,6 +190,8 @@ GgmlType output_type(GgmlType quant) {
     case GgmlType::IQ2_XXS:
     case GgmlType::IQ2_XS:
     case GgmlType::IQ2_S:
+    case GgmlType::IQ1_S:
+    case GgmlType::IQ1_M:
     case GgmlType::MXFP4:
     case GgmlType::NVFP4: return GgmlType::Q6_K;
     default: return quant;
@@ -204,7 +206,8 @@ GgmlType output_type(GgmlType quant) {
 GgmlType fit_type(GgmlType want, int64_t row_len) {
   if (row_len % type_traits(want).block_size == 0) return want;
   const bool iq = want == GgmlType::IQ4_XS || want == GgmlType::IQ3_XXS || want == GgmlType::IQ3_S ||
-                  want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S;
+                  want == GgmlType::IQ2_XXS || want == GgmlType::IQ2_XS || want == GgmlType::IQ2_S ||
+                  want == GgmlType::IQ1_S || want == GgmlType::IQ1_M;
   if (row_len % 32 == 0) return iq ? GgmlType::IQ4_NL : GgmlType::Q8_0;
   return GgmlType::F16;
 }
@@ -223,7 +226,8 @@ constexpr SynthQuant kSynthQuants[] = {
     {GgmlType::F32, 0},     {GgmlType::Q4_0, 2},    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},
     {GgmlType::Q5_1, 9},    {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ3_XXS, 23},
     {GgmlType::IQ3_S, 26},  {GgmlType::IQ2_XXS, 19}, {GgmlType::IQ2_XS, 20},  {GgmlType::IQ2_S, 28},
-    {GgmlType::MXFP4, 38},  {GgmlType::NVFP4, 39},  {GgmlType::Q1_0, 40},   {GgmlType::Q2_0, 41},
+    {GgmlType::IQ1_S, 24},  {GgmlType::IQ1_M, 31},  {GgmlType::MXFP4, 38},  {GgmlType::NVFP4, 39},
+    {GgmlType::Q1_0, 40},   {GgmlType::Q2_0, 41},
 };
 
 // nullptr for a type this generator does not write.

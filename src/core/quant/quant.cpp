@@ -13,6 +13,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant_avx2.h"
 #include "core/quant/quant_fp4.h"
+#include "core/quant/quant_iq1.h"
 #include "core/quant/quant_iqgrid.h"
 #include "core/quant/quant_iquants.h"
 #include "core/quant/quant_kquants.h"
@@ -211,7 +212,9 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::IQ3_XXS, "iq3_xxs", 256, 98,
       q8a_kernels<BlockIQ3_XXS, dequantize_iq3_xxs, quantize_iq3_xxs,
                   dot_iq3_xxs_portable, dot_iq3_xxs_avx2, dot4_iq3_xxs_avx2>());
-  set(GgmlType::IQ1_S, "iq1_s", 256, 50);
+  set(GgmlType::IQ1_S, "iq1_s", 256, 50,
+      q8a_kernels<BlockIQ1_S, dequantize_iq1_s, quantize_iq1_s,
+                  dot_iq1_s_portable, dot_iq1_s_avx2, dot4_iq1_s_avx2>());
   set(GgmlType::IQ4_NL, "iq4_nl", 32, 18,
       q8a_kernels<BlockIQ4_NL, dequantize_iq4_nl, quantize_iq4_nl,
                   dot_iq4_nl_portable, dot_iq4_nl_avx2, dot4_iq4_nl_avx2>());
@@ -229,7 +232,9 @@ constexpr std::array<TypeRow, kMaxTypeId + 1> make_type_table() {
   set(GgmlType::I32, "i32", 1, 4);
   set(GgmlType::I64, "i64", 1, 8);
   set(GgmlType::F64, "f64", 1, 8);
-  set(GgmlType::IQ1_M, "iq1_m", 256, 56);
+  set(GgmlType::IQ1_M, "iq1_m", 256, 56,
+      q8a_kernels<BlockIQ1_M, dequantize_iq1_m, quantize_iq1_m,
+                  dot_iq1_m_portable, dot_iq1_m_avx2, dot4_iq1_m_avx2>());
   set(GgmlType::BF16, "bf16", 1, 2, float_kernels<uint16_t, bf16_to_f32>(dequantize_bf16, quantize_bf16));
   set(GgmlType::TQ1_0, "tq1_0", 256, 54);
   set(GgmlType::TQ2_0, "tq2_0", 256, 66);

@@ -88,7 +88,11 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 // IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) likewise per span of one scale, each
 // 8-group's signs those of its values (under parity codes the smallest one
 // flipped where the count of negatives is odd) and its magnitudes the grid
-// point nearest them rounded to the grid's levels. The FP4 types (MXFP4,
+// point nearest them rounded to the grid's levels; IQ1_S and IQ1_M try the
+// scales that put a span's largest magnitude at 9/8, 1 and 7/8 of a step, each
+// refitted, and give each 8-group the grid point nearest its values less the
+// delta (rounded to -1, 0, +1) under the delta sign of least squared error
+// (IQ1_S: one sign per 32 values). The FP4 types (MXFP4,
 // NVFP4) try the two scales around the one that puts the largest magnitude
 // at E2M1's largest value and keep the one of smaller squared error; NVFP4
 // clips beyond 12 * 224 (its largest scale). Inputs must be finite;
@@ -164,6 +168,11 @@ size_t activation_row_size(ActivationKind kind, int64_t n);
 //          (2 s_lo + 1) * isum_lo + (2 s_hi + 1) * isum_hi (elements 0..15, 16..31).
 //   IQ3_XXS: as IQ2_XXS with d * 0.25f (|isum| <= 62 * 127 * 32).
 //   IQ3_S: as IQ2_XXS with d itself (factor 1; magnitudes <= 15).
+//   IQ1_S, IQ1_M: per super-block, per 32-element group (one Q8A block): per
+//          half h (elements 0..15, 16..31; one s in IQ1_S) isum_h = sum w[i]*qa[i]
+//          with w = 8 g + 8 delta (g the grid value, delta +-1/8: w odd,
+//          |w| <= 9); acc += ((d * 0.125f) * a.d) * (float)((2 s_lo + 1) *
+//          isum_lo + (2 s_hi + 1) * isum_hi) (exact: |.| <= 15 * 9 * 127 * 32).
 //   MXFP4: as IQ4_NL with the doubled E2M1 values and d = kE8m0Half[e].
 //   NVFP4: per block, per 16-element sub-block s = 0..3 (the half s % 2 of
 //          Q8A block 2 b + s / 2): isum as IQ4_NL's over its 16 values;

@@ -3,8 +3,8 @@
 // Each sub-block's integer dot is exact whatever the order of its partial
 // sums: pmaddubsw multiplies unsigned weight quants (Q2_K 0..3, Q3_K stored
 // 0..7, Q4_K/Q5_K 0..31, Q6_K stored 0..63, Q8_0 |q| <= 128, the legacy types
-// |q| <= 31, the IQ4 codebook's |v| <= 127, the grid magnitudes <= 62) by
-// signed activation quants (|a| <= 127) and adds adjacent pairs into int16
+// |q| <= 31, the IQ4 codebook's |v| <= 127, the grid magnitudes <= 62, IQ1's
+// |8 g + 8 delta| <= 9) by signed activation quants (|a| <= 127) and adds adjacent pairs into int16
 // without saturating (at most 2 * 128 * 127 = 32512), pmaddwd widens to
 // int32. The F32 fold then runs exactly as the portable code writes it.
 #include "core/quant/quant_avx2.h"
@@ -50,7 +50,9 @@ namespace strata::core {
   X(iq2_xs, BlockIQ2_XS, dot_grid_rows)                                                                         \
   X(iq2_s, BlockIQ2_S, dot_grid_rows)                                                                           \
   X(iq3_xxs, BlockIQ3_XXS, dot_grid_rows)                                                                       \
-  X(iq3_s, BlockIQ3_S, dot_grid_rows)
+  X(iq3_s, BlockIQ3_S, dot_grid_rows)                                                                           \
+  X(iq1_s, BlockIQ1_S, dot_grid_rows)                                                                           \
+  X(iq1_m, BlockIQ1_M, dot_grid_rows)
 
 #ifdef STRATA_AVX2
 
@@ -666,6 +668,35 @@ STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ3_S& b, int g
   return {points4(kIq3sGrid, [&](int k) { return q[k] | ((h >> k) & 1) << 8; }),
           signs_of(kSignBytes[s[0]], kSignBytes[s[1]], kSignBytes[s[2]], kSignBytes[s[3]]), odd, odd};
 }
+// IQ1_S, IQ1_M: the values w = 8 g + 8 delta of a group's four points (odd,
+// |w| <= 9; kIq1Delta[neg]: 8-group l's 8 delta, -1 where bit l of neg is
+// set, else +1), their magnitudes and signs.
+constexpr auto kIq1Delta = [] {
+  std::array<std::array<uint64_t, 4>, 16> t{};
+  for (int neg = 0; neg < 16; ++neg) {
+    for (int l = 0; l < 4; ++l) t[neg][l] = ((neg >> l) & 1) != 0 ? ~uint64_t{0} : 0x0101010101010101ull;
+  }
+  return t;
+}();
+STRATA_TARGET_AVX2 inline GroupOperands iq1_operands(const uint8_t* qs, int i0, int i1, int i2, int i3, int neg,
+                                                    int s_lo, int s_hi) {
+  const __m256i grid = points8(kIq1sGrid, qs[0] | i0, qs[1] | i1, qs[2] | i2, qs[3] | i3);
+  const __m256i delta = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kIq1Delta[neg].data()));
+  const __m256i w = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), grid), delta);
+  return {_mm256_abs_epi8(w), w, 2 * s_lo + 1, 2 * s_hi + 1};
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ1_S& b, int g) {
+  const int h = b.qh[g], s = (h >> 12) & 7;
+  return iq1_operands(b.qs + 4 * g, (h & 7) << 8, (h & 0x38) << 5, (h & 0x1c0) << 2, (h & 0xe00) >> 1,
+                      (h & 0x8000) != 0 ? 15 : 0, s, s);
+}
+STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ1_M& b, int g) {
+  const int h = b.qh[2 * g] | b.qh[2 * g + 1] << 8;  // nibble l: 8-group l's index bits 8..10, delta sign
+  const int neg = (h >> 3 & 1) | (h >> 6 & 2) | (h >> 9 & 4) | (h >> 12 & 8);
+  const int sc = (b.scales[g & ~1] | b.scales[g | 1] << 8) >> (6 * (g % 2));
+  return iq1_operands(b.qs + 4 * g, (h & 7) << 8, (h & 0x70) << 4, h & 0x700, (h & 0x7000) >> 4, neg, sc & 7,
+                      (sc >> 3) & 7);
+}
 
 // R rows of a grid type, as IQ4_XS's: per super-block the eight groups'
 // isums in lanes (magnitudes times the signed activations; per16: each int16
@@ -700,7 +731,7 @@ STRATA_TARGET_AVX2 void dot_grid_rows(const Block* const* x, const BlockQ8A* a, 
       if constexpr (!kGridShape<Block>.per16) {
         isum = _mm256_mullo_epi32(isum, _mm256_load_si256(reinterpret_cast<const __m256i*>(odd)));
       }
-      const float dw = half_to_float(b.d) * (1.0f / static_cast<float>(kGridShape<Block>.factor));
+      const float dw = half_to_float(super_scale_bits(b)) * (1.0f / static_cast<float>(kGridShape<Block>.factor));
       t[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(dw), ad), as_float(isum));
     }
     add_terms<R>(acc, t);

@@ -39,6 +39,8 @@ float dot_iq2_xs_avx2(const BlockIQ2_XS* x, const BlockQ8A* a, int64_t nb);
 float dot_iq2_s_avx2(const BlockIQ2_S* x, const BlockQ8A* a, int64_t nb);
 float dot_iq3_xxs_avx2(const BlockIQ3_XXS* x, const BlockQ8A* a, int64_t nb);
 float dot_iq3_s_avx2(const BlockIQ3_S* x, const BlockQ8A* a, int64_t nb);
+float dot_iq1_s_avx2(const BlockIQ1_S* x, const BlockQ8A* a, int64_t nb);
+float dot_iq1_m_avx2(const BlockIQ1_M* x, const BlockQ8A* a, int64_t nb);
 float dot_mxfp4_avx2(const BlockMXFP4* x, const BlockQ8A* a, int64_t nb);
 float dot_nvfp4_avx2(const BlockNVFP4* x, const BlockQ8A* a, int64_t nb);
 
@@ -70,6 +72,8 @@ void dot4_iq2_xs_avx2(const BlockIQ2_XS* const x[4], const BlockQ8A* a, int64_t 
 void dot4_iq2_s_avx2(const BlockIQ2_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq3_xxs_avx2(const BlockIQ3_XXS* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_iq3_s_avx2(const BlockIQ3_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq1_s_avx2(const BlockIQ1_S* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
+void dot4_iq1_m_avx2(const BlockIQ1_M* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_mxfp4_avx2(const BlockMXFP4* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 void dot4_nvfp4_avx2(const BlockNVFP4* const x[4], const BlockQ8A* a, int64_t nb, float out[4]);
 

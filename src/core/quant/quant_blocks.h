@@ -316,6 +316,38 @@ struct BlockIQ3_S {
 static_assert(sizeof(BlockIQ3_S) == 110 && offsetof(BlockIQ3_S, qh) == 66 && offsetof(BlockIQ3_S, signs) == 74 &&
               offsetof(BlockIQ3_S, scales) == 106);
 
+// IQ1_S and IQ1_M store each 8 values as a point g of a grid of signed values
+// (kIq1sGrid: each -1, 0 or +1; an 11-bit index), shifted by a delta of +-1/8:
+// x = d * (2s + 1) * (g + delta) with a 3-bit scale s. Iq1Group is one 32-group
+// unpacked (read_iq1_group, write_iq1_group below).
+struct Iq1Group {
+  uint16_t idx[4];   // 8-group l's grid point
+  uint8_t neg;       // bit l set: 8-group l's delta is -1/8 (else +1/8)
+  uint8_t scale[2];  // s of elements 0..15 and 16..31 (equal in IQ1_S)
+};
+
+// IQ1_S: 8-group l of group ib indexes kIq1sGrid at qs[4 ib + l] + 256 * bits
+// 3l .. 3l + 2 of qh[ib]; bits 12..14 of qh[ib] are the group's s, bit 15 its
+// delta's sign (one delta per 32).
+struct BlockIQ1_S {
+  uint16_t d;
+  uint8_t qs[kQK_K / 8];
+  uint16_t qh[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ1_S) == 50 && offsetof(BlockIQ1_S, qh) == 34);
+
+// IQ1_M: 8-group l of group ib indexes kIq1sGrid at qs[4 ib + l] + 256 * bits
+// 0..2 of nibble l % 2 of qh[2 ib + l / 2], whose bit 3 is its delta's sign (one
+// delta per 8). Read as four u16 sc[k], scales holds the s of group ib's first
+// half in bits 6 (ib % 2) .. +2 of sc[ib / 2] and of its second half in the next
+// three bits; the top nibble of sc[k] is nibble k of the F16 d.
+struct BlockIQ1_M {
+  uint8_t qs[kQK_K / 8];
+  uint8_t qh[kQK_K / 16];
+  uint8_t scales[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ1_M) == 56 && offsetof(BlockIQ1_M, qh) == 32 && offsetof(BlockIQ1_M, scales) == 48);
+
 // Each grid type's constants: a span's scale is d * (2s + 1) / factor; per16:
 // a scale per 16 values (else per 32); parity: signs as parity-packed codes
 // (each 8-group negates an even number of elements; else a free sign byte).
@@ -329,6 +361,10 @@ constexpr GridShape grid_shape(const BlockIQ2_XS*) { return {8, true, true}; }
 constexpr GridShape grid_shape(const BlockIQ2_S*) { return {8, true, false}; }
 constexpr GridShape grid_shape(const BlockIQ3_XXS*) { return {4, false, true}; }
 constexpr GridShape grid_shape(const BlockIQ3_S*) { return {1, false, false}; }
+// IQ1_S, IQ1_M: their values times 8 / (d (2s + 1)), 8 g + 8 delta (odd, |.| <= 9),
+// serve the dot kernels as signed magnitudes over factor 8.
+constexpr GridShape grid_shape(const BlockIQ1_S*) { return {8, false, false}; }
+constexpr GridShape grid_shape(const BlockIQ1_M*) { return {8, true, false}; }
 template <typename Block>
 inline constexpr GridShape kGridShape = grid_shape(static_cast<const Block*>(nullptr));
 
@@ -420,6 +456,71 @@ inline void write_grid_group(BlockIQ3_S& b, int ib, const GridGroup& g) {
   for (int l = 0; l < 4; ++l) b.signs[4 * ib + l] = g.signs[l];
   const int shift = 4 * (ib % 2);
   b.scales[ib / 2] = static_cast<uint8_t>((b.scales[ib / 2] & ~(15 << shift)) | g.scale[0] << shift);
+}
+
+// The F16 bits of a block's d (IQ1_M keeps it in the scales' top nibbles).
+template <typename Block>
+uint16_t super_scale_bits(const Block& b) {
+  return b.d;
+}
+inline uint16_t iq1m_scale_word(const BlockIQ1_M& b, int k) {
+  return static_cast<uint16_t>(b.scales[2 * k] | b.scales[2 * k + 1] << 8);
+}
+inline uint16_t super_scale_bits(const BlockIQ1_M& b) {
+  uint16_t d = 0;
+  for (int k = 0; k < 4; ++k) d = static_cast<uint16_t>(d | (iq1m_scale_word(b, k) >> 12) << (4 * k));
+  return d;
+}
+inline void set_super_scale_bits(BlockIQ1_S& b, uint16_t d) { b.d = d; }
+inline void set_super_scale_bits(BlockIQ1_M& b, uint16_t d) {
+  for (int k = 0; k < 4; ++k) {
+    b.scales[2 * k + 1] = static_cast<uint8_t>((b.scales[2 * k + 1] & 0x0f) | ((d >> (4 * k)) & 15) << 4);
+  }
+}
+
+inline Iq1Group read_iq1_group(const BlockIQ1_S& b, int ib) {
+  Iq1Group g{};
+  const int h = b.qh[ib];
+  for (int l = 0; l < 4; ++l) g.idx[l] = static_cast<uint16_t>(b.qs[4 * ib + l] | ((h >> (3 * l)) & 7) << 8);
+  g.neg = (h & 0x8000) != 0 ? 15 : 0;
+  g.scale[0] = g.scale[1] = static_cast<uint8_t>((h >> 12) & 7);
+  return g;
+}
+// Writes scale[0] and bit 0 of neg (the type has one s and one delta per 32).
+inline void write_iq1_group(BlockIQ1_S& b, int ib, const Iq1Group& g) {
+  int h = (g.scale[0] & 7) << 12 | (g.neg & 1) << 15;
+  for (int l = 0; l < 4; ++l) {
+    b.qs[4 * ib + l] = static_cast<uint8_t>(g.idx[l]);
+    h |= (g.idx[l] >> 8) << (3 * l);
+  }
+  b.qh[ib] = static_cast<uint16_t>(h);
+}
+
+inline Iq1Group read_iq1_group(const BlockIQ1_M& b, int ib) {
+  Iq1Group g{};
+  for (int l = 0; l < 4; ++l) {
+    const int nib = (b.qh[2 * ib + l / 2] >> (4 * (l % 2))) & 15;
+    g.idx[l] = static_cast<uint16_t>(b.qs[4 * ib + l] | (nib & 7) << 8);
+    g.neg = static_cast<uint8_t>(g.neg | (nib >> 3) << l);
+  }
+  const int sc = iq1m_scale_word(b, ib / 2) >> (6 * (ib % 2));
+  g.scale[0] = static_cast<uint8_t>(sc & 7);
+  g.scale[1] = static_cast<uint8_t>((sc >> 3) & 7);
+  return g;
+}
+// Keeps the scales' top nibbles (d: set_super_scale_bits).
+inline void write_iq1_group(BlockIQ1_M& b, int ib, const Iq1Group& g) {
+  for (int l = 0; l < 4; ++l) b.qs[4 * ib + l] = static_cast<uint8_t>(g.idx[l]);
+  for (int p = 0; p < 2; ++p) {
+    const int lo = (g.idx[2 * p] >> 8) | (g.neg >> (2 * p) & 1) << 3;
+    const int hi = (g.idx[2 * p + 1] >> 8) | (g.neg >> (2 * p + 1) & 1) << 3;
+    b.qh[2 * ib + p] = static_cast<uint8_t>(lo | hi << 4);
+  }
+  const int shift = 6 * (ib % 2);
+  int word = iq1m_scale_word(b, ib / 2);
+  word = (word & ~(63 << shift)) | ((g.scale[0] & 7) | (g.scale[1] & 7) << 3) << shift;
+  b.scales[(ib / 2) * 2] = static_cast<uint8_t>(word);
+  b.scales[(ib / 2) * 2 + 1] = static_cast<uint8_t>(word >> 8);
 }
 
 // Inverse of unpack_scale_iq4_xs over the eight groups; ls must be < 64.
