@@ -4,7 +4,6 @@
 // dot's order (quant.h). Error bounds: quant_accuracy_test.cpp; AVX2:
 // quant_avx2_test.cpp.
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <set>
 #include <type_traits>
@@ -14,6 +13,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_blocks.h"
+#include "core/quant/quant_tables_iq1.h"
 #include "quant_test_util.h"
 
 using namespace strata::core;

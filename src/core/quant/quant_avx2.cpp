@@ -17,6 +17,7 @@
 #include "core/base/env.h"
 #include "core/quant/fp16.h"
 #include "core/quant/quant_tables.h"
+#include "core/quant/quant_tables_iq1.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
@@ -678,24 +679,17 @@ constexpr auto kIq1Delta = [] {
   }
   return t;
 }();
-STRATA_TARGET_AVX2 inline GroupOperands iq1_operands(const uint8_t* qs, int i0, int i1, int i2, int i3, int neg,
-                                                    int s_lo, int s_hi) {
-  const __m256i grid = points8(kIq1sGrid, qs[0] | i0, qs[1] | i1, qs[2] | i2, qs[3] | i3);
-  const __m256i delta = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kIq1Delta[neg].data()));
+STRATA_TARGET_AVX2 inline GroupOperands iq1_operands(const Iq1Group& g) {
+  const __m256i grid = points8(kIq1sGrid, g.idx[0], g.idx[1], g.idx[2], g.idx[3]);
+  const __m256i delta = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kIq1Delta[g.neg].data()));
   const __m256i w = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), grid), delta);
-  return {_mm256_abs_epi8(w), w, 2 * s_lo + 1, 2 * s_hi + 1};
+  return {_mm256_abs_epi8(w), w, 2 * g.scale[0] + 1, 2 * g.scale[1] + 1};
 }
 STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ1_S& b, int g) {
-  const int h = b.qh[g], s = (h >> 12) & 7;
-  return iq1_operands(b.qs + 4 * g, (h & 7) << 8, (h & 0x38) << 5, (h & 0x1c0) << 2, (h & 0xe00) >> 1,
-                      (h & 0x8000) != 0 ? 15 : 0, s, s);
+  return iq1_operands(read_iq1_group(b, g));
 }
 STRATA_TARGET_AVX2 inline GroupOperands grid_operands(const BlockIQ1_M& b, int g) {
-  const int h = b.qh[2 * g] | b.qh[2 * g + 1] << 8;  // nibble l: 8-group l's index bits 8..10, delta sign
-  const int neg = (h >> 3 & 1) | (h >> 6 & 2) | (h >> 9 & 4) | (h >> 12 & 8);
-  const int sc = (b.scales[g & ~1] | b.scales[g | 1] << 8) >> (6 * (g % 2));
-  return iq1_operands(b.qs + 4 * g, (h & 7) << 8, (h & 0x70) << 4, h & 0x700, (h & 0x7000) >> 4, neg, sc & 7,
-                      (sc >> 3) & 7);
+  return iq1_operands(read_iq1_group(b, g));
 }
 
 // R rows of a grid type, as IQ4_XS's: per super-block the eight groups'

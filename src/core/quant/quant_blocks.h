@@ -317,9 +317,10 @@ static_assert(sizeof(BlockIQ3_S) == 110 && offsetof(BlockIQ3_S, qh) == 66 && off
               offsetof(BlockIQ3_S, scales) == 106);
 
 // IQ1_S and IQ1_M store each 8 values as a point g of a grid of signed values
-// (kIq1sGrid: each -1, 0 or +1; an 11-bit index), shifted by a delta of +-1/8:
-// x = d * (2s + 1) * (g + delta) with a 3-bit scale s. Iq1Group is one 32-group
-// unpacked (read_iq1_group, write_iq1_group below).
+// (kIq1sGrid in quant_tables_iq1.h: each -1, 0 or +1; an 11-bit index),
+// shifted by a delta of +-1/8: x = d * (2s + 1) * (g + delta) with a 3-bit
+// scale s. Iq1Group is one 32-group unpacked (read_iq1_group, write_iq1_group
+// below).
 struct Iq1Group {
   uint16_t idx[4];   // 8-group l's grid point
   uint8_t neg;       // bit l set: 8-group l's delta is -1/8 (else +1/8)

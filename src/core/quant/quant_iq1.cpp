@@ -7,6 +7,7 @@
 
 #include "core/quant/fp16.h"
 #include "core/quant/quant_kquants.h"
+#include "core/quant/quant_tables_iq1.h"
 
 namespace strata::core {
 namespace {
@@ -14,6 +15,11 @@ namespace {
 constexpr float kDelta = 0.125f;  // IQ1S_DELTA = IQ1M_DELTA
 constexpr int kGridPoints = 2048;
 constexpr int kKeys = 6561;  // 3^8 ternary points
+
+// Element j (0..7) of grid point idx: -1, 0 or +1.
+int iq1_grid_value(int idx, int j) {
+  return static_cast<int8_t>(static_cast<uint8_t>(kIq1sGrid[idx] >> (8 * j)));
+}
 
 // Every ternary point (key: base 3, element 0 the lowest digit, digit g + 1)
 // to the grid point nearest it (squared distance; ties to the lower index).
@@ -71,16 +77,14 @@ float assign_span(const float* x, int n8, bool shared, float dl, uint16_t* idx, 
   }
   const int span_sign = total[1] < total[0] ? 1 : 0;
   neg = 0;
+  float err = 0.0f;
   for (int l = 0; l < n8; ++l) {
     const int s = shared ? span_sign : (errs[1][l] < errs[0][l] ? 1 : 0);
     idx[l] = static_cast<uint16_t>(points[s][l]);
     neg = static_cast<uint8_t>(neg | s << l);
+    err += errs[s][l];
   }
-  return shared ? total[span_sign] : [&] {
-    float e = 0.0f;
-    for (int l = 0; l < n8; ++l) e += errs[(neg >> l) & 1][l];
-    return e;
-  }();
+  return err;
 }
 
 // The least-squares scale of the values a span chose at the scale dl (dl itself

@@ -22,9 +22,4 @@ void dequantize_iq1_m(const BlockIQ1_M* x, float* y, int64_t nb);
 void quantize_iq1_m(const float* x, BlockIQ1_M* y, int64_t nb);
 float dot_iq1_m_portable(const BlockIQ1_M* x, const BlockQ8A* a, int64_t nb);
 
-// Element j (0..7) of grid point idx: -1, 0 or +1.
-inline int iq1_grid_value(int idx, int j) {
-  return static_cast<int8_t>(static_cast<uint8_t>(kIq1sGrid[idx] >> (8 * j)));
-}
-
 }  // namespace strata::core
