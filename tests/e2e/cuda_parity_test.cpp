@@ -41,8 +41,7 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
 // were closer than the oracle's Q8A (mean largest |dlogit| 0.024 against
 // 0.045 for Q3_K, 0.029 against 0.046 for Q2_K). IQ4_XS (its 128-wide down
 // rows IQ4_NL, through the vector kernels at every chunk), IQ4_NL and the
-// grid IQ types (mma.sync at every prompt chunk: no warpgroup kernel yet) are
-// judged the same way.
+// grid IQ types are judged the same way.
 TEST_CASE("tiny in Q3_K, Q2_K, the IQ4 and the grid IQ types: CUDA prompt logits against the CPU oracle",
           "[parity]") {
   for (const char* quant : {"q3_k", "q2_k", "iq4_xs", "iq4_nl", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"}) {

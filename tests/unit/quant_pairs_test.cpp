@@ -1,12 +1,15 @@
 // The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs) on the CPU: each lane's quants of each instruction from real GGUF bytes, in the type's chunk order (kChunkDelta), for every type on the wgmma list.
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "catch.hpp"
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
+#include "core/quant/quant_blocks.h"
 #include "cuda/gemm/type_paths.h"
 #include "cuda/gemm/wgmma_layout.h"
 #include "ops/gemm_ref.h"
@@ -24,11 +27,30 @@ std::vector<GgmlType> wgmma_types(cuda::TypeList<Ts...>) {
   return {Ts...};
 }
 
-// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K, the IQ4
-// codebook values), else unsigned.
+// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K, Q8_0's, the IQ4
+// codebook values, the grid types' signed magnitudes); Q2_K's, Q4_K's and
+// Q5_K's are unsigned.
 bool signed_quants(GgmlType t) {
-  return t == GgmlType::Q3_K || t == GgmlType::Q6_K || t == GgmlType::Q8_0 || t == GgmlType::IQ4_NL ||
-         t == GgmlType::IQ4_XS;
+  return t != GgmlType::Q2_K && t != GgmlType::Q4_K && t != GgmlType::Q5_K;
+}
+
+// A grid type's group (core/quant/quant_blocks.h): random grid indices and
+// signs, d = the type's factor and every 4-bit scale s 0, so each weight,
+// d * (2s + 1) / factor times a signed magnitude, is that magnitude.
+template <class Block>
+std::vector<uint8_t> unit_scale_grid_group(const std::function<void(uint8_t*, int)>& random_bytes) {
+  std::vector<uint8_t> g(sizeof(Block));
+  random_bytes(g.data(), static_cast<int>(g.size()));
+  const uint16_t d = strata::core::f32_to_fp16(static_cast<float>(core::kGridShape<Block>.factor));
+  std::memcpy(g.data(), &d, 2);
+  auto* b = reinterpret_cast<Block*>(g.data());
+  if constexpr (std::is_same_v<Block, core::BlockIQ2_XXS> || std::is_same_v<Block, core::BlockIQ3_XXS>) {
+    // s is the top nibble of each group's sign-and-scale word.
+    for (int j = 0; j < 8; ++j) g[offsetof(Block, qs) + core::grid_word_offset(b, j) + 3] &= 0x0f;
+  } else {
+    std::memset(b->scales, 0, sizeof(b->scales));
+  }
+  return g;
 }
 
 // One 256-value group of `type` with random quants and unit scales (d = 1,
@@ -40,6 +62,14 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
   auto random_bytes = [&](uint8_t* p, int n) {
     for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(byte(rng));
   };
+  switch (type) {
+    case GgmlType::IQ2_XXS: return unit_scale_grid_group<core::BlockIQ2_XXS>(random_bytes);
+    case GgmlType::IQ2_XS: return unit_scale_grid_group<core::BlockIQ2_XS>(random_bytes);
+    case GgmlType::IQ2_S: return unit_scale_grid_group<core::BlockIQ2_S>(random_bytes);
+    case GgmlType::IQ3_XXS: return unit_scale_grid_group<core::BlockIQ3_XXS>(random_bytes);
+    case GgmlType::IQ3_S: return unit_scale_grid_group<core::BlockIQ3_S>(random_bytes);
+    default: break;
+  }
   std::vector<uint8_t> g;
   if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
     g.resize(type == GgmlType::Q4_K ? 144 : 176);

@@ -16,7 +16,8 @@
 //     activations go to the tensor cores from shared memory without passing
 //     through registers.
 //   - Warp w decodes its 16 rows: per instruction one 2-byte load per row
-//     (QuantTraits::quant_pairs; Q3_K, Q5_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS one more) and four F16
+//     (QuantTraits::quant_pairs; Q3_K, Q5_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS one
+//     more; the grid types one grid word, shared by two lanes) and four F16
 //     pairs. Two sets of A registers: instruction i + 1 is decoded while i
 //     runs, and wgmma.wait_group 1 frees i - 1's.
 //   - Each warp prepares its own rows' scale table (scale_entry_pair), so only a

@@ -1,6 +1,6 @@
 // The CUDA kernels' view of the five grid IQ types (IQ2_XXS, IQ2_XS, IQ2_S,
-// IQ3_XXS, IQ3_S): QuantTraits for mmvq, the mma.sync GEMM, embed and, through
-// them, the MoE and peer paths. Included by quant_traits.cuh, whose header
+// IQ3_XXS, IQ3_S): QuantTraits for mmvq, the mma.sync and warpgroup GEMMs,
+// the F16 decode, embed and, through them, the MoE and peer paths. Included by quant_traits.cuh, whose header
 // comment names each member; core/quant/quant_blocks.h has the byte layouts.
 //
 // A grid type stores each 32-value group as grid points (one of 8 magnitudes
@@ -39,11 +39,23 @@ constexpr DeviceTable<T, N> device_table(const T (&a)[N]) {
   return t;
 }
 
-__device__ const DeviceTable<uint64_t, 256> kIq2xxsGridDev = device_table(core::kIq2xxsGrid);
-__device__ const DeviceTable<uint64_t, 512> kIq2xsGridDev = device_table(core::kIq2xsGrid);
-__device__ const DeviceTable<uint64_t, 1024> kIq2sGridDev = device_table(core::kIq2sGrid);
-__device__ const DeviceTable<uint32_t, 256> kIq3xxsGridDev = device_table(core::kIq3xxsGrid);
-__device__ const DeviceTable<uint32_t, 512> kIq3sGridDev = device_table(core::kIq3sGrid);
+// The device copy of layout L's grid (L::kGrid, core's table).
+template <class L>
+__device__ const auto kGridDev = device_table(L::kGrid);
+
+// Word k of layout L's grid: the device copy in kernels, core's table on
+// the host (quant_pairs_test calls quant_pairs there).
+template <class L>
+STRATA_HD auto grid_word(uint32_t k) {
+#if defined(__CUDA_ARCH__)
+  return kGridDev<L>.v[k];
+#else
+  return L::kGrid[k];
+#endif
+}
+
+// A 32-bit word at a 2-byte aligned address.
+STRATA_HD inline uint32_t ld32_a2(const uint8_t* p) { return wgmma::ld16(p) | wgmma::ld16(p + 2) << 16; }
 
 // The eight sign bits of a parity-packed 7-bit code: the code, and as bit 7
 // its parity (core::kSignsIq2xs, computed instead of looked up).
@@ -66,9 +78,15 @@ static_assert(parity_signs_match_table(), "parity_sign_bits equals core::kSignsI
 // Four magnitude bytes m, negated where bit k of the low nibble of bits is
 // set (byte k): the mask spreads bit k to byte k as 0xff, and (m ^ mask) -
 // mask per byte is m or -m.
-__device__ __forceinline__ uint32_t apply_signs(uint32_t m, uint32_t bits) {
+STRATA_HD inline uint32_t apply_signs(uint32_t m, uint32_t bits) {
   const uint32_t mask = (((bits & 15u) * 0x00204081u) & 0x01010101u) * 0xffu;
+#if defined(__CUDA_ARCH__)
   return __vsub4(m ^ mask, mask);
+#else
+  uint32_t r = 0;
+  for (int k = 0; k < 4; ++k) r |= ((((m ^ mask) >> (8 * k)) - (mask >> (8 * k))) & 0xffu) << (8 * k);
+  return r;
+#endif
 }
 
 // Each type's bytes, with B at a super-block (2-byte aligned) and j the
@@ -77,28 +95,30 @@ __device__ __forceinline__ uint32_t apply_signs(uint32_t m, uint32_t bits) {
 // the s of 16-value half h (the type's factor and scale span: core::kGridShape).
 struct Iq2xxsLayout {
   using Block = core::BlockIQ2_XXS;
+  static constexpr const auto& kGrid = core::kIq2xxsGrid;
   static constexpr int kQs = offsetof(Block, qs);
-  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
-    return static_cast<uint32_t>(kIq2xxsGridDev.v[B[kQs + 8 * j + (k4 >> 1)]] >> (32 * (k4 & 1)));
+  STRATA_HD static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return static_cast<uint32_t>(grid_word<Iq2xxsLayout>(B[kQs + 8 * j + (k4 >> 1)]) >> (32 * (k4 & 1)));
   }
-  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
-    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> (7 * l));
+  STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
+    return parity_sign_bits(ld32_a2(B + kQs + 8 * j + 4) >> (7 * l));
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
-    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> 28);
+    return static_cast<int>(ld32_a2(B + kQs + 8 * j + 4) >> 28);
   }
 };
 
 struct Iq2xsLayout {
   using Block = core::BlockIQ2_XS;
+  static constexpr const auto& kGrid = core::kIq2xsGrid;
   static constexpr int kQs = offsetof(Block, qs), kScales = offsetof(Block, scales);
-  __device__ __forceinline__ static uint32_t code(const uint8_t* B, int j, int l) {
-    return *reinterpret_cast<const uint16_t*>(B + kQs + 2 * (4 * j + l));
+  STRATA_HD static uint32_t code(const uint8_t* B, int j, int l) {
+    return wgmma::ld16(B + kQs + 2 * (4 * j + l));
   }
-  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
-    return static_cast<uint32_t>(kIq2xsGridDev.v[code(B, j, k4 >> 1) & 511u] >> (32 * (k4 & 1)));
+  STRATA_HD static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return static_cast<uint32_t>(grid_word<Iq2xsLayout>(code(B, j, k4 >> 1) & 511u) >> (32 * (k4 & 1)));
   }
-  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+  STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
     return parity_sign_bits(code(B, j, l) >> 9);
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int h) {
@@ -108,13 +128,14 @@ struct Iq2xsLayout {
 
 struct Iq2sLayout {
   using Block = core::BlockIQ2_S;
+  static constexpr const auto& kGrid = core::kIq2sGrid;
   static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kScales = offsetof(Block, scales);
-  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
+  STRATA_HD static uint32_t mag(const uint8_t* B, int j, int k4) {
     const int l = k4 >> 1;
     const uint32_t idx = B[kQs + 4 * j + l] | ((B[kQh + j] >> (2 * l)) & 3u) << 8;
-    return static_cast<uint32_t>(kIq2sGridDev.v[idx] >> (32 * (k4 & 1)));
+    return static_cast<uint32_t>(grid_word<Iq2sLayout>(idx) >> (32 * (k4 & 1)));
   }
-  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
+  STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
     return B[kQs + 32 + 4 * j + l];
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int h) {
@@ -124,26 +145,28 @@ struct Iq2sLayout {
 
 struct Iq3xxsLayout {
   using Block = core::BlockIQ3_XXS;
+  static constexpr const auto& kGrid = core::kIq3xxsGrid;
   static constexpr int kQs = offsetof(Block, qs);
-  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
-    return kIq3xxsGridDev.v[B[kQs + 8 * j + k4]];
+  STRATA_HD static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return grid_word<Iq3xxsLayout>(B[kQs + 8 * j + k4]);
   }
-  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) {
-    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> (7 * l));
+  STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
+    return parity_sign_bits(ld32_a2(B + kQs + 64 + 4 * j) >> (7 * l));
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
-    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> 28);
+    return static_cast<int>(ld32_a2(B + kQs + 64 + 4 * j) >> 28);
   }
 };
 
 struct Iq3sLayout {
   using Block = core::BlockIQ3_S;
+  static constexpr const auto& kGrid = core::kIq3sGrid;
   static constexpr int kQs = offsetof(Block, qs), kQh = offsetof(Block, qh), kSigns = offsetof(Block, signs),
                        kScales = offsetof(Block, scales);
-  __device__ __forceinline__ static uint32_t mag(const uint8_t* B, int j, int k4) {
-    return kIq3sGridDev.v[B[kQs + 8 * j + k4] | ((B[kQh + j] >> k4) & 1u) << 8];
+  STRATA_HD static uint32_t mag(const uint8_t* B, int j, int k4) {
+    return grid_word<Iq3sLayout>(B[kQs + 8 * j + k4] | ((B[kQh + j] >> k4) & 1u) << 8);
   }
-  __device__ __forceinline__ static uint32_t signs(const uint8_t* B, int j, int l) { return B[kSigns + 4 * j + l]; }
+  STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) { return B[kSigns + 4 * j + l]; }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
     return (B[kScales + (j >> 1)] >> (4 * (j & 1))) & 15;
   }
@@ -161,8 +184,33 @@ struct GridQuants : WordQuants<GridQuants<L>> {
   // 82-byte IQ2 groups (6 granules at most), 160 for IQ3's 98 and 110 bytes.
   static constexpr int kF16Stride = kBytes256 <= 82 ? 96 : 160;
 
-  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+  // The warpgroup GEMM (mmq_wgmma.cuh): 16-byte granules of a 2-byte
+  // aligned group, rounded up to an odd count.
+  static constexpr int kChunkDelta = 4;
+  static constexpr int kWgStride = 16 * (((kBytes256 + 14 + 15) / 16) | 1);
+  static constexpr int kWgCols = 128;
+
+  STRATA_HD static int w4(const uint8_t* B, int j, int k4) {
     return static_cast<int>(apply_signs(L::mag(B, j, k4), L::signs(B, j, k4 >> 1) >> (4 * (k4 & 1))));
+  }
+
+  // Lane t's quants of warpgroup instruction i = 4p + w (wgmma_layout.h):
+  // values 8w + 2t, 8w + 2t + 1 of blocks 2p (bytes 0, 1) and 2p + 1 (2, 3),
+  // each pair half of one grid word. Lanes t and t ^ 1 want the same two
+  // words: in a kernel (all 32 lanes calling) each decodes one, block
+  // 2p + (t & 1), and they swap; the host (quant_pairs_test) decodes both.
+  STRATA_HD static uint32_t quant_pairs(const uint8_t* B, int i, int t) {
+    const int j = 2 * (i >> 2), k4 = 2 * (i & 3) + (t >> 1);
+#if defined(__CUDA_ARCH__)
+    const uint32_t mine = static_cast<uint32_t>(w4(B, j + (t & 1), k4));
+    const uint32_t other = __shfl_xor_sync(0xffffffffu, mine, 1);
+    return (t & 1) == 0 ? __byte_perm(mine, other, 0x5410) : __byte_perm(other, mine, 0x7632);
+#else
+    const int shift = 16 * (t & 1);
+    const uint32_t lo = static_cast<uint32_t>(w4(B, j, k4)) >> shift;
+    const uint32_t hi = static_cast<uint32_t>(w4(B, j + 1, k4)) >> shift;
+    return (lo & 0xffffu) | hi << 16;
+#endif
   }
 
   // d / factor (exact: a power of two).

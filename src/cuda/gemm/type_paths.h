@@ -53,14 +53,13 @@ using Q8a = TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q
                      GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
                      GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 
-// The grid IQ types have no warpgroup kernel yet: their prompt rows take the
-// mma.sync GEMM, their dense matrices the F16 copy and cuBLAS.
 using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
                       GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 using Mmq = Mmvq;
 using Wgmma = TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                       GgmlType::IQ4_NL, GgmlType::IQ4_XS>;
+                       GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
+                       GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 using F16Decode = Q8a;  // every quantized type
 using Embed = Mmvq;
 // Composite paths: each type runs through mmq (prompt rows) and mmvq (decode), one list.

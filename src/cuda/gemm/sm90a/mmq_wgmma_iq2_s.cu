@@ -1,0 +1,6 @@
+// Instance file: the warpgroup (sm_90a) GEMM kernel for IQ2_S weights.
+#include "cuda/gemm/mmq_wgmma.cuh"
+
+namespace strata::cuda::gemm_detail {
+template void launch_wgmma<GgmlType::IQ2_S>(const MmParams& p, dim3 grid, cudaStream_t stream);
+}  // namespace strata::cuda::gemm_detail
