@@ -1,7 +1,6 @@
 // The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs) on the CPU: each lane's quants of each instruction from real GGUF bytes, in the type's chunk order (kChunkDelta), for every type on the wgmma list.
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -37,8 +36,8 @@ bool signed_quants(GgmlType t) {
 // A grid type's group (core/quant/quant_blocks.h): random grid indices and
 // signs, d = the type's factor and every 4-bit scale s 0, so each weight,
 // d * (2s + 1) / factor times a signed magnitude, is that magnitude.
-template <class Block>
-std::vector<uint8_t> unit_scale_grid_group(const std::function<void(uint8_t*, int)>& random_bytes) {
+template <class Block, class RandomBytes>
+std::vector<uint8_t> unit_scale_grid_group(RandomBytes& random_bytes) {
   std::vector<uint8_t> g(sizeof(Block));
   random_bytes(g.data(), static_cast<int>(g.size()));
   const uint16_t d = strata::core::f32_to_fp16(static_cast<float>(core::kGridShape<Block>.factor));

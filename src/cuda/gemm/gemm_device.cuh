@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "cuda/gemm/gemm_host.h"
+#include "cuda/gemm/wgmma_layout.h"
 
 namespace strata::cuda::gemm_detail {
 
@@ -19,11 +20,9 @@ namespace strata::cuda::gemm_detail {
 
 __device__ __forceinline__ uint32_t ld_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
-// Q6_K (210-byte) and Q8_0 (34-byte) blocks are only 2-byte aligned.
-__device__ __forceinline__ uint32_t ld_u32_a2(const uint8_t* p) {
-  const auto* h = reinterpret_cast<const uint16_t*>(p);
-  return static_cast<uint32_t>(h[0]) | (static_cast<uint32_t>(h[1]) << 16);
-}
+// Q6_K (210-byte) and Q8_0 (34-byte) blocks are only 2-byte aligned. Host
+// code calls it too (the grid types' quant_pairs in quant_pairs_test).
+STRATA_HD __forceinline__ uint32_t ld_u32_a2(const uint8_t* p) { return wgmma::ld16(p) | wgmma::ld16(p + 2) << 16; }
 
 __device__ __forceinline__ float ld_half(const uint8_t* p) {
   return __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(p)));

@@ -63,10 +63,10 @@ inline constexpr int kWgThreads = 512;
 template <GgmlType T>
 struct WgCfg {
   static constexpr int kCols = QuantTraits<T>::kWgCols;  // positions per block
-  // Row strides of 16 x odd bytes mod 128: the 8 rows whose 8-byte windows a
-  // warp reads at once (quant_pairs) lie in 8 different 16-byte bank groups.
-  static constexpr int kWs = QuantTraits<T>::kWgStride;
-  static_assert(kWs >= 16 * staged_granules<T>() && kWs % 32 == 16, "a row piece fits its stride");
+  // Row strides of 16 x odd bytes mod 128 (a row piece's granules, rounded
+  // up to an odd count): the 8 rows whose 8-byte windows a warp reads at
+  // once (quant_pairs) lie in 8 different 16-byte bank groups.
+  static constexpr int kWs = 16 * (staged_granules<T>() | 1);
   static constexpr int kXBytes = kCols * 512;  // kCols positions x 256 halves, first in the stage
   static constexpr int kStage = kXBytes + kMmqRows * kWs;
   static_assert(kStage % 1024 == 0, "stages keep the activation tile 1024-byte aligned");

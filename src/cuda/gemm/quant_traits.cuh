@@ -36,9 +36,9 @@
 //                   absent, false)
 //   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
 //                   instruction's two core matrices (8 for Q6_K, else 4)
-//   kF16Stride, kWgStride, kWgCols  shared-memory row strides of the mma.sync
-//                   and warpgroup GEMMs (bank-conflict free for this group
-//                   size) and the warpgroup GEMM's positions per block
+//   kF16Stride, kWgCols  the mma.sync GEMM's shared-memory row stride
+//                   (bank-conflict free for this group size) and the
+//                   warpgroup GEMM's positions per block
 #pragma once
 
 #include <cuda_fp16.h>
@@ -396,7 +396,6 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kHalfEntries = true;
   static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;  // 7 granules of 16 bytes (the 84-byte group starts 4-byte aligned)
-  static constexpr int kWgStride = 112;
   static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -461,7 +460,6 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSplitHalves = true;
   static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;  // 8 granules of 16 bytes (the 110-byte group starts anywhere even)
-  static constexpr int kWgStride = 144;
   static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -519,7 +517,6 @@ template <>
 struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<offsetof(core::BlockQ4_K, qs), false> {
   static constexpr int kBytes256 = sizeof(core::BlockQ4_K);
   static constexpr int kF16Stride = 160;
-  static constexpr int kWgStride = 144;
   static constexpr int kWgCols = 128;
 
   // Group g = e / 64 keeps its 64 values in qs[32g .. 32g+31]: the first 32
@@ -541,7 +538,6 @@ template <>
 struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<offsetof(core::BlockQ5_K, qs), true> {
   static constexpr int kBytes256 = sizeof(core::BlockQ5_K);
   static constexpr int kF16Stride = 224;
-  static constexpr int kWgStride = 176;
   static constexpr int kWgCols = 64;
 
   // The Q4_K nibble plus bit 2g (+1 for the high half of the group) of qh[l]
@@ -571,7 +567,6 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSplitHalves = true;
   static constexpr int kChunkDelta = 8;  // the other nibble of a byte lies 64 values on
   static constexpr int kF16Stride = 224;
-  static constexpr int kWgStride = 240;
   static constexpr int kWgCols = 64;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -641,7 +636,6 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 288;
-  static constexpr int kWgStride = 272;
   static constexpr int kWgCols = 64;
   static constexpr int kBlock = sizeof(core::BlockQ8_0), kQs = offsetof(core::BlockQ8_0, qs);
 
@@ -756,7 +750,6 @@ struct QuantTraits<GgmlType::IQ4_NL> : quant_detail::WordQuants<QuantTraits<Ggml
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;
-  static constexpr int kWgStride = 144;
   static constexpr int kWgCols = 128;
   static constexpr int kBlock = sizeof(core::BlockIQ4_NL), kQs = offsetof(core::BlockIQ4_NL, qs);
 
@@ -809,7 +802,6 @@ struct QuantTraits<GgmlType::IQ4_XS> : quant_detail::WordQuants<QuantTraits<Ggml
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
   static constexpr int kF16Stride = 160;  // 10 granules of 16 bytes (the group starts 8-byte aligned)
-  static constexpr int kWgStride = 176;
   static constexpr int kWgCols = 64;
   static constexpr int kScalesH = offsetof(core::BlockIQ4_XS, scales_h),
                        kScalesL = offsetof(core::BlockIQ4_XS, scales_l), kQs = offsetof(core::BlockIQ4_XS, qs);

@@ -1,7 +1,8 @@
 // The CUDA kernels' view of the five grid IQ types (IQ2_XXS, IQ2_XS, IQ2_S,
 // IQ3_XXS, IQ3_S): QuantTraits for mmvq, the mma.sync and warpgroup GEMMs,
-// the F16 decode, embed and, through them, the MoE and peer paths. Included by quant_traits.cuh, whose header
-// comment names each member; core/quant/quant_blocks.h has the byte layouts.
+// the F16 decode, embed and, through them, the MoE and peer paths. Included
+// by quant_traits.cuh, whose header comment names each member;
+// core/quant/quant_blocks.h has the byte layouts.
 //
 // A grid type stores each 32-value group as grid points (one of 8 magnitudes
 // or two of 4, from the tables of core/quant/quant_tables.h), a sign bit per
@@ -54,9 +55,6 @@ STRATA_HD auto grid_word(uint32_t k) {
 #endif
 }
 
-// A 32-bit word at a 2-byte aligned address.
-STRATA_HD inline uint32_t ld32_a2(const uint8_t* p) { return wgmma::ld16(p) | wgmma::ld16(p + 2) << 16; }
-
 // The eight sign bits of a parity-packed 7-bit code: the code, and as bit 7
 // its parity (core::kSignsIq2xs, computed instead of looked up).
 STRATA_HD constexpr uint32_t parity_sign_bits(uint32_t code) {
@@ -101,10 +99,10 @@ struct Iq2xxsLayout {
     return static_cast<uint32_t>(grid_word<Iq2xxsLayout>(B[kQs + 8 * j + (k4 >> 1)]) >> (32 * (k4 & 1)));
   }
   STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
-    return parity_sign_bits(ld32_a2(B + kQs + 8 * j + 4) >> (7 * l));
+    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> (7 * l));
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
-    return static_cast<int>(ld32_a2(B + kQs + 8 * j + 4) >> 28);
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 8 * j + 4) >> 28);
   }
 };
 
@@ -151,10 +149,10 @@ struct Iq3xxsLayout {
     return grid_word<Iq3xxsLayout>(B[kQs + 8 * j + k4]);
   }
   STRATA_HD static uint32_t signs(const uint8_t* B, int j, int l) {
-    return parity_sign_bits(ld32_a2(B + kQs + 64 + 4 * j) >> (7 * l));
+    return parity_sign_bits(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> (7 * l));
   }
   __device__ __forceinline__ static int scale(const uint8_t* B, int j, int) {
-    return static_cast<int>(ld32_a2(B + kQs + 64 + 4 * j) >> 28);
+    return static_cast<int>(gemm_detail::ld_u32_a2(B + kQs + 64 + 4 * j) >> 28);
   }
 };
 
@@ -184,10 +182,7 @@ struct GridQuants : WordQuants<GridQuants<L>> {
   // 82-byte IQ2 groups (6 granules at most), 160 for IQ3's 98 and 110 bytes.
   static constexpr int kF16Stride = kBytes256 <= 82 ? 96 : 160;
 
-  // The warpgroup GEMM (mmq_wgmma.cuh): 16-byte granules of a 2-byte
-  // aligned group, rounded up to an odd count.
   static constexpr int kChunkDelta = 4;
-  static constexpr int kWgStride = 16 * (((kBytes256 + 14 + 15) / 16) | 1);
   static constexpr int kWgCols = 128;
 
   STRATA_HD static int w4(const uint8_t* B, int j, int k4) {
