@@ -52,10 +52,14 @@ namespace strata::cuda::gemm_detail {
 template <GgmlType T>
 struct F16Cfg {
   static constexpr int kChunks = staged_granules<T>();  // 16-byte granules per row piece
-  // Row strides of 32 or 96 mod 128 bytes: a warp's loads of one word pair
-  // (8t, 8t + 4) from 8 rows spread over the banks.
-  static constexpr int kWs = QuantTraits<T>::kF16Stride;
-  static_assert(kWs >= 16 * kChunks, "a row piece fits its stride");
+  // Row strides of 32 or 96 mod 128 bytes, the least at or above a row
+  // piece: a warp's loads of one word pair (8t, 8t + 4) from 8 rows spread
+  // over the banks.
+  static constexpr int kWs = [] {
+    int s = 16 * kChunks;
+    while (s % 128 != 32 && s % 128 != 96) s += 16;
+    return s;
+  }();
   static constexpr int kXs = 512;  // one activation row: 256 halves
   static constexpr int kStage = kMmqRows * kWs + kTileCols * kXs;
   static constexpr int kEntries = entries_per_block<QuantTraits<T>>();

@@ -36,9 +36,8 @@
 //                   absent, false)
 //   kChunkDelta     wgmma_layout.h's chunk order: 8-value chunks between an
 //                   instruction's two core matrices (8 for Q6_K, else 4)
-//   kF16Stride, kWgCols  the mma.sync GEMM's shared-memory row stride
-//                   (bank-conflict free for this group size) and the
-//                   warpgroup GEMM's positions per block
+//   kWgCols         the warpgroup GEMM's positions per block (128 where two
+//                   stages of them fit beside 256 weight rows, else 64)
 #pragma once
 
 #include <cuda_fp16.h>
@@ -265,7 +264,8 @@ struct MinMaxK {
 
   // w4's words 2t and 2t + 1 of block j (lane t of a quad: values 8t ..
   // 8t + 7) with one 8-byte load (8t is 8-byte aligned in the group; with
-  // kF16Stride the 16 lanes of a half warp hit distinct banks).
+  // the mma.sync GEMM's row stride the 16 lanes of a half warp hit distinct
+  // banks).
   __device__ __forceinline__ static void w4_pair(const uint8_t* B, int j, int t, uint32_t (&w)[2]) {
     const uint2 q = *reinterpret_cast<const uint2*>(B + kQs + 32 * (j >> 1) + 8 * t);
     const int shift = 4 * (j & 1);
@@ -395,7 +395,6 @@ struct QuantTraits<GgmlType::Q2_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSplitHalves = true;
   static constexpr bool kHalfEntries = true;
   static constexpr int kChunkDelta = 4;
-  static constexpr int kF16Stride = 160;  // 7 granules of 16 bytes (the 84-byte group starts 4-byte aligned)
   static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -459,7 +458,6 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = true;
   static constexpr int kChunkDelta = 4;
-  static constexpr int kF16Stride = 160;  // 8 granules of 16 bytes (the 110-byte group starts anywhere even)
   static constexpr int kWgCols = 128;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -516,7 +514,6 @@ struct QuantTraits<GgmlType::Q3_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
 template <>
 struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<offsetof(core::BlockQ4_K, qs), false> {
   static constexpr int kBytes256 = sizeof(core::BlockQ4_K);
-  static constexpr int kF16Stride = 160;
   static constexpr int kWgCols = 128;
 
   // Group g = e / 64 keeps its 64 values in qs[32g .. 32g+31]: the first 32
@@ -537,7 +534,6 @@ struct QuantTraits<GgmlType::Q4_K> : quant_detail::MinMaxK<offsetof(core::BlockQ
 template <>
 struct QuantTraits<GgmlType::Q5_K> : quant_detail::MinMaxK<offsetof(core::BlockQ5_K, qs), true> {
   static constexpr int kBytes256 = sizeof(core::BlockQ5_K);
-  static constexpr int kF16Stride = 224;
   static constexpr int kWgCols = 64;
 
   // The Q4_K nibble plus bit 2g (+1 for the high half of the group) of qh[l]
@@ -566,7 +562,6 @@ struct QuantTraits<GgmlType::Q6_K> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = true;
   static constexpr int kChunkDelta = 8;  // the other nibble of a byte lies 64 values on
-  static constexpr int kF16Stride = 224;
   static constexpr int kWgCols = 64;
 
   __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
@@ -635,7 +630,6 @@ struct QuantTraits<GgmlType::Q8_0> : quant_detail::WordQuants<QuantTraits<GgmlTy
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
-  static constexpr int kF16Stride = 288;
   static constexpr int kWgCols = 64;
   static constexpr int kBlock = sizeof(core::BlockQ8_0), kQs = offsetof(core::BlockQ8_0, qs);
 
@@ -749,7 +743,6 @@ struct QuantTraits<GgmlType::IQ4_NL> : quant_detail::WordQuants<QuantTraits<Ggml
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
-  static constexpr int kF16Stride = 160;
   static constexpr int kWgCols = 128;
   static constexpr int kBlock = sizeof(core::BlockIQ4_NL), kQs = offsetof(core::BlockIQ4_NL, qs);
 
@@ -801,7 +794,6 @@ struct QuantTraits<GgmlType::IQ4_XS> : quant_detail::WordQuants<QuantTraits<Ggml
   static constexpr bool kSigned = true;
   static constexpr bool kSplitHalves = false;
   static constexpr int kChunkDelta = 4;
-  static constexpr int kF16Stride = 160;  // 10 granules of 16 bytes (the group starts 8-byte aligned)
   static constexpr int kWgCols = 64;
   static constexpr int kScalesH = offsetof(core::BlockIQ4_XS, scales_h),
                        kScalesL = offsetof(core::BlockIQ4_XS, scales_l), kQs = offsetof(core::BlockIQ4_XS, qs);

@@ -180,7 +180,6 @@ struct GridQuants : WordQuants<GridQuants<L>> {
   static constexpr bool kSplitHalves = core::kGridShape<typename L::Block>.per16;
   // Row strides of 32 or 96 mod 128 bytes (mmq_f16.cuh): 96 for the 66- to
   // 82-byte IQ2 groups (6 granules at most), 160 for IQ3's 98 and 110 bytes.
-  static constexpr int kF16Stride = kBytes256 <= 82 ? 96 : 160;
 
   static constexpr int kChunkDelta = 4;
   static constexpr int kWgCols = 128;
