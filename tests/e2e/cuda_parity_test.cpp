@@ -40,11 +40,12 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
 // prompt paths are judged against exact math: there the GPU's F16 activations
 // were closer than the oracle's Q8A (mean largest |dlogit| 0.024 against
 // 0.045 for Q3_K, 0.029 against 0.046 for Q2_K). IQ4_XS (its 128-wide down
-// rows IQ4_NL, through the vector kernels at every chunk), IQ4_NL and the
-// grid IQ types are judged the same way.
-TEST_CASE("tiny in Q3_K, Q2_K, the IQ4 and the grid IQ types: CUDA prompt logits against the CPU oracle",
+// rows IQ4_NL, through the vector kernels at every chunk), IQ4_NL, the grid
+// IQ types and the one-scale types are judged the same way.
+TEST_CASE("tiny in Q3_K, Q2_K, the IQ4, grid IQ and one-scale types: CUDA prompt logits against the CPU oracle",
           "[parity]") {
-  for (const char* quant : {"q3_k", "q2_k", "iq4_xs", "iq4_nl", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"}) {
+  for (const char* quant : {"q3_k", "q2_k", "iq4_xs", "iq4_nl", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "q4_0",
+                            "q4_1", "q5_0", "q5_1", "q1_0", "q2_0"}) {
     const std::string path = model_path({"tiny", 4, "small", quant});
     const auto toks = tokens(1024, 509);
     const Run cpu = run_counts(path, Placement{"cpu"}, toks, 1024);

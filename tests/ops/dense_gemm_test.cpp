@@ -12,6 +12,7 @@
 #include "core/quant/quant.h"
 #include "cuda/gemm/dense_gemm.h"
 #include "cuda/gemm/f16_weights.cuh"
+#include "cuda/gemm/type_paths.h"
 #include "ops/gemm_ref.h"
 #include "ops/ops_util.h"
 
@@ -22,10 +23,7 @@ using strata::test::test_stream;
 namespace {
 
 // Every type of the F16-decode path (cuda/gemm/type_paths.h).
-constexpr GgmlType kQuantTypes[] = {GgmlType::Q8_0,    GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K,
-                                    GgmlType::Q5_K,    GgmlType::Q6_K,   GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-                                    GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,  GgmlType::IQ3_XXS,
-                                    GgmlType::IQ3_S};
+const std::vector<GgmlType> kQuantTypes = cuda::path_types<cuda::KernelPath::F16Decode>();
 
 // rows x n quantized values whose 32-value blocks differ in scale (2^-3 .. 2^2)
 // and some in offset, so every sub-block scale and min matters.

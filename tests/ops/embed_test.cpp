@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "core/base/error.h"
 #include "core/quant/quant.h"
+#include "cuda/gemm/type_paths.h"
 #include "cuda/norm/embed.cuh"
 #include "ops/ops_util.h"
 
@@ -16,9 +17,7 @@ using strata::test::test_stream;
 // Tolerance: bit-exact. The device dequantizers perform the reference's F32
 // operations in the same order without fused multiply-adds.
 TEST_CASE("get_rows dequantizes table rows exactly as core::dequantize_row") {
-  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
-                        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-                        GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S}) {
+  for (GgmlType type : cuda::path_types<cuda::KernelPath::Embed>()) {
     DYNAMIC_SECTION(core::type_traits(type).name) {
       test::Rng rng = test::rng_for(1000 + static_cast<uint64_t>(type));
       const int64_t n_rows = 50, n_cols = 768, T = 17;
@@ -58,7 +57,7 @@ TEST_CASE("get_rows: an id outside the table gives NaN, and unsupported types an
   CHECK(got[4 * n_cols - 1] == 1.0f);
 
   float* none = nullptr;
-  CHECK(test::status_of([&] { cuda::get_rows(GgmlType::Q4_0, dtable.data(), 2, n_cols, nullptr, 1, none, test_stream().get()); }) ==
+  CHECK(test::status_of([&] { cuda::get_rows(GgmlType::MXFP4, dtable.data(), 2, n_cols, nullptr, 1, none, test_stream().get()); }) ==
         STRATA_ERR_UNSUPPORTED);
   CHECK(test::status_of([&] { cuda::get_rows(GgmlType::Q4_K, dtable.data(), 2, 32, nullptr, 1, none, test_stream().get()); }) ==
         STRATA_ERR_INVALID_ARGUMENT);  // 32 is not a multiple of 256

@@ -188,6 +188,8 @@ void bench_mmvq(cudaStream_t s, std::mt19937& rng) {
       {"expert gate 2048x768", GgmlType::IQ4_XS, 2048, 768},     {"expert gate 2048x768", GgmlType::IQ4_NL, 2048, 768},
       {"expert gate 2048x768", GgmlType::IQ2_XXS, 2048, 768},    {"expert gate 2048x768", GgmlType::IQ2_S, 2048, 768},
       {"expert gate 2048x768", GgmlType::IQ3_XXS, 2048, 768},    {"expert gate 2048x768", GgmlType::IQ3_S, 2048, 768},
+      {"expert gate 2048x768", GgmlType::Q4_0, 2048, 768},       {"expert gate 2048x768", GgmlType::Q5_1, 2048, 768},
+      {"expert gate 2048x768", GgmlType::Q2_0, 2048, 768},
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
@@ -219,7 +221,8 @@ void bench_mmq(cudaStream_t s, std::mt19937& rng) {
       {"dense 2048x4096", GgmlType::F16, 2048, 4096},   {"attn q 2048x4096", GgmlType::Q3_K, 2048, 4096},
       {"attn q 2048x4096", GgmlType::Q2_K, 2048, 4096}, {"attn q 2048x4096", GgmlType::IQ4_XS, 2048, 4096},
       {"attn q 2048x4096", GgmlType::IQ4_NL, 2048, 4096}, {"attn q 2048x4096", GgmlType::IQ2_XXS, 2048, 4096},
-      {"attn q 2048x4096", GgmlType::IQ3_XXS, 2048, 4096},
+      {"attn q 2048x4096", GgmlType::IQ3_XXS, 2048, 4096}, {"attn q 2048x4096", GgmlType::Q4_0, 2048, 4096},
+      {"attn q 2048x4096", GgmlType::Q5_1, 2048, 4096},
   };
   if (g_quick) shapes.resize(2);
   for (const Shape& sh : shapes) {
@@ -259,7 +262,14 @@ void bench_moe(cudaStream_t s, std::mt19937& rng) {
                                 {GgmlType::IQ4_XS, GgmlType::IQ4_XS, GgmlType::IQ4_XS},
                                 {GgmlType::IQ4_NL, GgmlType::IQ4_NL, GgmlType::IQ4_NL},
                                 {GgmlType::IQ2_XXS, GgmlType::IQ2_XXS, GgmlType::IQ2_XXS},
-                                {GgmlType::IQ3_XXS, GgmlType::IQ3_XXS, GgmlType::IQ3_XXS}};
+                                {GgmlType::IQ3_XXS, GgmlType::IQ3_XXS, GgmlType::IQ3_XXS},
+                                {GgmlType::Q4_0, GgmlType::Q4_0, GgmlType::Q4_0},
+                                {GgmlType::Q4_1, GgmlType::Q4_1, GgmlType::Q4_1},
+                                {GgmlType::Q5_0, GgmlType::Q5_0, GgmlType::Q5_0},
+                                {GgmlType::Q5_1, GgmlType::Q5_1, GgmlType::Q5_1},
+                                {GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q5_1},
+                                {GgmlType::Q1_0, GgmlType::Q1_0, GgmlType::Q1_0},
+                                {GgmlType::Q2_0, GgmlType::Q2_0, GgmlType::Q2_0}};
   for (const auto& c : combos) {
     const size_t sg = core::row_size(c[0], n_embd) * n_ff, sd = core::row_size(c[2], n_ff) * n_embd;
     Dev gate(sg * E), up(sg * E), down(sd * E);

@@ -19,6 +19,7 @@
 #include "core/quant/fp16.h"
 #include "core/quant/quant.h"
 #include "core/quant/quant_blocks.h"
+#include "core/quant/quant_legacy.h"
 #include "core/quant/quant_tables.h"
 
 namespace strata::test {
@@ -66,12 +67,41 @@ void grid_gemm_weights(core::GgmlType type, const uint8_t* row, int64_t n, float
   }
 }
 
+// A one-scale type's row (Q4_0 .. Q5_1, Q1_0, Q2_0) as the GEMM's F16
+// weights: d * q (q the signed quants) or, with a min, d * q + m, rounded once.
+template <class Block>
+void scale_gemm_weights(const uint8_t* row, int64_t n, float* w) {
+  constexpr int kN = 32 * core::kChunks<Block>;
+  for (int64_t b = 0; b < n / kN; ++b) {
+    Block blk;
+    std::memcpy(&blk, row + sizeof(Block) * b, sizeof(Block));
+    int8_t q[kN];
+    core::legacy_quants(blk, q);
+    const double d = core::fp16_to_f32(blk.d);
+    double m = 0.0;
+    if constexpr (requires { blk.m; }) m = core::fp16_to_f32(blk.m);
+    for (int e = 0; e < kN; ++e) w[b * kN + e] = round_f16(q[e] * d + m);
+  }
+}
+
 // Row `row` (n values) of a quantized matrix as the GEMM's F16 weights.
 inline std::vector<float> gemm_weights(core::GgmlType type, const uint8_t* row, int64_t n) {
   using core::GgmlType;
   std::vector<float> w(static_cast<size_t>(n));
   const auto h = [](uint16_t bits) { return static_cast<double>(core::fp16_to_f32(bits)); };
-  if (type == GgmlType::Q8_0) {
+  if (type == GgmlType::Q4_0) {
+    scale_gemm_weights<core::BlockQ4_0>(row, n, w.data());
+  } else if (type == GgmlType::Q4_1) {
+    scale_gemm_weights<core::BlockQ4_1>(row, n, w.data());
+  } else if (type == GgmlType::Q5_0) {
+    scale_gemm_weights<core::BlockQ5_0>(row, n, w.data());
+  } else if (type == GgmlType::Q5_1) {
+    scale_gemm_weights<core::BlockQ5_1>(row, n, w.data());
+  } else if (type == GgmlType::Q1_0) {
+    scale_gemm_weights<core::BlockQ1_0>(row, n, w.data());
+  } else if (type == GgmlType::Q2_0) {
+    scale_gemm_weights<core::BlockQ2_0>(row, n, w.data());
+  } else if (type == GgmlType::Q8_0) {
     const auto* b = reinterpret_cast<const core::BlockQ8_0*>(row);
     for (int64_t i = 0; i < n; ++i) w[i] = round_f16(b[i / 32].qs[i % 32] * h(b[i / 32].d));
   } else if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {

@@ -33,6 +33,7 @@
 #include "core/quant/quant.h"
 #include "cuda/gemm/mmq.cuh"
 #include "cuda/gemm/mmvq.cuh"
+#include "cuda/gemm/type_paths.h"
 #include "cuda/moe/moe_gemm.cuh"
 #include "cuda/norm/quantize.cuh"
 #include "cuda/runtime/check.h"
@@ -268,10 +269,8 @@ struct ActsOnDevice {
   }
 };
 
-const GgmlType kTypes[] = {GgmlType::F32,     GgmlType::F16,    GgmlType::BF16,  GgmlType::Q8_0,    GgmlType::Q2_K,
-                           GgmlType::Q3_K,    GgmlType::Q4_K,   GgmlType::Q5_K,  GgmlType::Q6_K,    GgmlType::IQ4_NL,
-                           GgmlType::IQ4_XS,  GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
-                           GgmlType::IQ3_S};
+// Every type of the mmq and mmvq paths (cuda/gemm/type_paths.h).
+const std::vector<GgmlType> kTypes = cuda::path_types<cuda::KernelPath::Mmq>();
 
 }  // namespace
 
@@ -832,6 +831,8 @@ TEST_CASE("MoE prompt step: grouped gate/up and down match the reference", "[gpu
       {GgmlType::IQ4_XS, GgmlType::IQ4_XS, GgmlType::IQ4_NL, true},
       {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ3_XXS, false},
       {GgmlType::IQ3_S, GgmlType::IQ3_S, GgmlType::IQ2_S, true},
+      {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_1, true},
+      {GgmlType::Q5_0, GgmlType::Q1_0, GgmlType::Q2_0, false},
   };
   const int T = 96, k = 6, E = 16;
   const int64_t n_embd = 512, n_ff = 256;
@@ -909,6 +910,8 @@ TEST_CASE("MoE decode step: batched mmvq over the router's choices", "[gpu][moe]
                                 {GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ4_XS},
                                 {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ3_XXS},
                                 {GgmlType::IQ2_S, GgmlType::IQ3_S, GgmlType::IQ2_S},
+                                {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1},
+                                {GgmlType::Q4_0, GgmlType::Q1_0, GgmlType::Q2_0},
                                 {GgmlType::BF16, GgmlType::BF16, GgmlType::F32}};
   const int T = 3, k = 4, E = 16;
   const int64_t n_embd = 512, n_ff = 256;

@@ -13,6 +13,13 @@ int wgmma_chunk_delta(core::GgmlType t) {
   return delta;
 }
 
+bool wgmma_signed(core::GgmlType t) {
+  bool s = false;
+  cuda::dispatch_type<cuda::KernelPath::Wgmma>(
+      t, [&](auto tag) { s = cuda::QuantTraits<decltype(tag)::value>::kSigned; });
+  return s;
+}
+
 uint32_t wgmma_quant_pairs(core::GgmlType t, const uint8_t* B, int i, int lane) {
   uint32_t q = 0;
   cuda::dispatch_type<cuda::KernelPath::Wgmma>(

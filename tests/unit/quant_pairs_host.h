@@ -10,6 +10,9 @@ namespace strata::test {
 // QuantTraits<t>::kChunkDelta; UNSUPPORTED for a type off the wgmma list.
 int wgmma_chunk_delta(core::GgmlType t);
 
+// QuantTraits<t>::kSigned (two's complement quants); UNSUPPORTED for a type off the wgmma list.
+bool wgmma_signed(core::GgmlType t);
+
 // QuantTraits<t>::quant_pairs(B, i, lane); UNSUPPORTED for a type off the wgmma list.
 uint32_t wgmma_quant_pairs(core::GgmlType t, const uint8_t* B, int i, int lane);
 

@@ -21,18 +21,6 @@ using core::GgmlType;
 
 namespace {
 
-template <GgmlType... Ts>
-std::vector<GgmlType> wgmma_types(cuda::TypeList<Ts...>) {
-  return {Ts...};
-}
-
-// Two's complement quants (q - 4 for Q3_K, q - 32 for Q6_K, Q8_0's, the IQ4
-// codebook values, the grid types' signed magnitudes); Q2_K's, Q4_K's and
-// Q5_K's are unsigned.
-bool signed_quants(GgmlType t) {
-  return t != GgmlType::Q2_K && t != GgmlType::Q4_K && t != GgmlType::Q5_K;
-}
-
 // A grid type's group (core/quant/quant_blocks.h): random grid indices and
 // signs, d = the type's factor and every 4-bit scale s 0, so each weight,
 // d * (2s + 1) / factor times a signed magnitude, is that magnitude.
@@ -54,7 +42,8 @@ std::vector<uint8_t> unit_scale_grid_group(RandomBytes& random_bytes) {
 
 // One 256-value group of `type` with random quants and unit scales (d = 1,
 // every sub-block scale 1, every min 0), so its F16 weights are its quants
-// (q - 4 for Q3_K, q - 32 for Q6_K, the codebook values of the IQ4 types).
+// (q - 4 for Q3_K, q - 32 for Q6_K, the codebook values of the IQ4 types,
+// the one-scale types' q or signed q - offset).
 std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
   std::uniform_int_distribution<int> byte(0, 255);
   const uint16_t one = strata::core::f32_to_fp16(1.0f);
@@ -70,7 +59,17 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
     default: break;
   }
   std::vector<uint8_t> g;
-  if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
+  const core::TypeTraits& tr = core::type_traits(type);
+  if (type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q5_1 ||
+      type == GgmlType::Q1_0 || type == GgmlType::Q2_0) {
+    // Blocks of d = 1 (and m = 0 for Q4_1, Q5_1: the half after d).
+    g.resize(256 / tr.block_size * tr.type_size);
+    random_bytes(g.data(), static_cast<int>(g.size()));
+    for (size_t b = 0; b < g.size(); b += tr.type_size) {
+      std::memcpy(g.data() + b, &one, 2);
+      if (type == GgmlType::Q4_1 || type == GgmlType::Q5_1) std::memset(g.data() + b + 2, 0, 2);
+    }
+  } else if (type == GgmlType::Q4_K || type == GgmlType::Q5_K) {
     g.resize(type == GgmlType::Q4_K ? 144 : 176);
     random_bytes(g.data(), static_cast<int>(g.size()));
     std::memcpy(g.data(), &one, 2);
@@ -124,7 +123,7 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
 
 TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[wgmma]") {
   std::mt19937 rng(20261201);
-  for (GgmlType t : wgmma_types(cuda::type_lists::Wgmma{})) {
+  for (GgmlType t : cuda::path_types<cuda::KernelPath::Wgmma>()) {
     INFO(core::type_traits(t).name);
     const int delta = strata::test::wgmma_chunk_delta(t);
     for (int rep = 0; rep < 8; ++rep) {
@@ -136,7 +135,7 @@ TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[
           for (int m = 0; m < 2; ++m) {
             for (int e = 0; e < 2; ++e) {
               const uint8_t b = static_cast<uint8_t>(q >> (8 * (2 * m + e)));
-              const int got = signed_quants(t) ? static_cast<int8_t>(b) : b;
+              const int got = strata::test::wgmma_signed(t) ? static_cast<int8_t>(b) : b;
               const int v = 8 * wg::chunk_of(delta, i, m) + 2 * tq + e;
               INFO("instruction " << i << " lane t " << tq << " value " << v);
               REQUIRE(static_cast<float>(got) == w[static_cast<size_t>(v)]);

@@ -19,10 +19,11 @@ namespace {
 // Written out, not derived from the lists: a type joining or leaving a path
 // must change this table too.
 const std::vector<GgmlType> kFloat = {GgmlType::F32, GgmlType::F16, GgmlType::BF16};
-const std::vector<GgmlType> kQuant = {GgmlType::Q8_0,    GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K,
-                                     GgmlType::Q5_K,    GgmlType::Q6_K,   GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-                                     GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,  GgmlType::IQ3_XXS,
-                                     GgmlType::IQ3_S};
+const std::vector<GgmlType> kQuant = {
+    GgmlType::Q4_0,   GgmlType::Q4_1,   GgmlType::Q5_0,    GgmlType::Q5_1,   GgmlType::Q8_0,  GgmlType::Q1_0,
+    GgmlType::Q2_0,   GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,   GgmlType::Q5_K,  GgmlType::Q6_K,
+    GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S};
 
 std::set<GgmlType> expected(KernelPath p) {
   std::set<GgmlType> s(kQuant.begin(), kQuant.end());

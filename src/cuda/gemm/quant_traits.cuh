@@ -1,5 +1,6 @@
 // What the CUDA kernels know of each GGUF weight type: one QuantTraits<T> per type (F32, F16, BF16, Q8_0, Q2_K..Q6_K,
-// IQ4_NL, IQ4_XS; the grid IQ types in quant_traits_grid.cuh, included at the end).
+// IQ4_NL, IQ4_XS; the grid IQ types and the one-scale types in quant_traits_grid.cuh and quant_traits_legacy.cuh,
+// included at the end).
 //
 // Kernels are templates on the type and take every type-specific fact from
 // here, so a new type is one specialisation below plus its place in the
@@ -857,3 +858,5 @@ struct QuantTraits<GgmlType::IQ4_XS> : quant_detail::WordQuants<QuantTraits<Ggml
 
 // The grid IQ types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S).
 #include "cuda/gemm/quant_traits_grid.cuh"  // IWYU pragma: export
+// The one-scale types (Q4_0, Q4_1, Q5_0, Q5_1, Q1_0, Q2_0).
+#include "cuda/gemm/quant_traits_legacy.cuh"  // IWYU pragma: export

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <vector>
 
 #include "core/quant/quant.h"
 
@@ -49,15 +50,18 @@ using core::GgmlType;
 // The types whose CUDA kernels dot Q8A blocks (core::activation_kind's column for
 // each type with a CUDA kernel, checked by the unit tests); every other type
 // with a CUDA kernel dots F32 rows.
-using Q8a = TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+using Q8a = TypeList<GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q1_0,
+                     GgmlType::Q2_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                      GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
                      GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 
-using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
+                      GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q1_0, GgmlType::Q2_0, GgmlType::Q2_K, GgmlType::Q3_K,
                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
                       GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 using Mmq = Mmvq;
-using Wgmma = TypeList<GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+using Wgmma = TypeList<GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q1_0,
+                       GgmlType::Q2_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                        GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
                        GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 using F16Decode = Q8a;  // every quantized type
@@ -120,6 +124,14 @@ template <KernelPath P, typename F>
 void dispatch_type(core::GgmlType t, F&& f) {
   [&]<core::GgmlType... Ts>(TypeList<Ts...>) {
     if (!((t == Ts ? (f(std::integral_constant<core::GgmlType, Ts>{}), true) : false) || ...)) refuse_kernel(P, t);
+  }(typename PathTypes<P>::type{});
+}
+
+// The types of path P's list, in its order (the tests walk them).
+template <KernelPath P>
+std::vector<core::GgmlType> path_types() {
+  return []<core::GgmlType... Ts>(TypeList<Ts...>) {
+    return std::vector<core::GgmlType>{Ts...};
   }(typename PathTypes<P>::type{});
 }
 
