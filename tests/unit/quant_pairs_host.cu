@@ -27,4 +27,17 @@ uint32_t wgmma_quant_pairs(core::GgmlType t, const uint8_t* B, int i, int lane) 
   return q;
 }
 
+int scale_type_w4(core::GgmlType t, const uint8_t* B, int j, int k4) {
+  using core::GgmlType;
+  switch (t) {
+    case GgmlType::Q4_0: return cuda::QuantTraits<GgmlType::Q4_0>::w4(B, j, k4);
+    case GgmlType::Q4_1: return cuda::QuantTraits<GgmlType::Q4_1>::w4(B, j, k4);
+    case GgmlType::Q5_0: return cuda::QuantTraits<GgmlType::Q5_0>::w4(B, j, k4);
+    case GgmlType::Q5_1: return cuda::QuantTraits<GgmlType::Q5_1>::w4(B, j, k4);
+    case GgmlType::Q1_0: return cuda::QuantTraits<GgmlType::Q1_0>::w4(B, j, k4);
+    case GgmlType::Q2_0: return cuda::QuantTraits<GgmlType::Q2_0>::w4(B, j, k4);
+    default: cuda::refuse_kernel(cuda::KernelPath::Mmvq, t, "scale_type_w4");
+  }
+}
+
 }  // namespace strata::test

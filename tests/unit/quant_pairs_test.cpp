@@ -146,3 +146,25 @@ TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[
     }
   }
 }
+
+TEST_CASE("mmvq, mma.sync, F16 decode: w4 reads the one-scale types' quants from real GGUF bytes", "[wgmma]") {
+  std::mt19937 rng(20261207);
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q1_0, GgmlType::Q2_0}) {
+    INFO(core::type_traits(t).name);
+    for (int rep = 0; rep < 8; ++rep) {
+      const std::vector<uint8_t> group = unit_scale_group(t, rng);
+      const std::vector<float> w = strata::test::gemm_weights(t, group.data(), 256);
+      for (int j = 0; j < 8; ++j) {
+        for (int k4 = 0; k4 < 8; ++k4) {
+          const auto q = static_cast<uint32_t>(strata::test::scale_type_w4(t, group.data(), j, k4));
+          for (int b = 0; b < 4; ++b) {
+            const uint8_t byte = static_cast<uint8_t>(q >> (8 * b));
+            const int got = strata::test::wgmma_signed(t) ? static_cast<int8_t>(byte) : byte;
+            INFO("block " << j << " word " << k4 << " byte " << b);
+            REQUIRE(static_cast<float>(got) == w[static_cast<size_t>(32 * j + 4 * k4 + b)]);
+          }
+        }
+      }
+    }
+  }
+}

@@ -39,7 +39,7 @@ struct NibbleLayout {
   STRATA_HD static uint32_t pair(const uint8_t* b, int e) {
     return (wgmma::ld16(b + kQs + (e & 15)) >> (4 * (e >> 4))) & 0x0F0Fu;
   }
-  __device__ __forceinline__ static uint32_t quad(const uint8_t* b, int e) {
+  STRATA_HD static uint32_t quad(const uint8_t* b, int e) {
     return (gemm_detail::ld_u32_a2(b + kQs + (e & 15)) >> (4 * (e >> 4))) & 0x0F0F0F0Fu;
   }
 };
@@ -53,7 +53,7 @@ struct FifthBitLayout {
     const uint32_t h = b[kQh + (e >> 3)] >> (e & 7);
     return NibbleLayout<Block>::pair(b, e) | (h & 1u) << 4 | (h & 2u) << 11;
   }
-  __device__ __forceinline__ static uint32_t quad(const uint8_t* b, int e) {
+  STRATA_HD static uint32_t quad(const uint8_t* b, int e) {
     const uint32_t h = b[kQh + (e >> 3)] >> (e & 7);
     return NibbleLayout<Block>::quad(b, e) | (h & 1u) << 4 | (h & 2u) << 11 | (h & 4u) << 18 | (h & 8u) << 25;
   }
@@ -67,7 +67,7 @@ struct SignBitLayout {
     const uint32_t s = b[kQs + (e >> 3)] >> (e & 7);
     return (s & 1u) << 1 | (s & 2u) << 8;
   }
-  __device__ __forceinline__ static uint32_t quad(const uint8_t* b, int e) {
+  STRATA_HD static uint32_t quad(const uint8_t* b, int e) {
     const uint32_t s = b[kQs + (e >> 3)] >> (e & 7);
     return (s & 1u) << 1 | (s & 2u) << 8 | (s & 4u) << 15 | (s & 8u) << 22;
   }
@@ -81,7 +81,7 @@ struct CrumbLayout {
     const uint32_t c = b[kQs + (e >> 2)] >> (2 * (e & 3));
     return (c & 3u) | (c & 0xcu) << 6;
   }
-  __device__ __forceinline__ static uint32_t quad(const uint8_t* b, int e) {
+  STRATA_HD static uint32_t quad(const uint8_t* b, int e) {
     const uint32_t c = b[kQs + (e >> 2)];
     return (c & 3u) | (c & 0xcu) << 6 | (c & 0x30u) << 12 | (c & 0xc0u) << 18;
   }
@@ -115,7 +115,8 @@ struct ScaleQuants : WordQuants<ScaleQuants<Block, Layout, kOffset, kCols>> {
     }
   }
 
-  __device__ __forceinline__ static int w4(const uint8_t* B, int j, int k4) {
+  // Host-callable, as quant_pairs (tests/unit/quant_pairs_test.cpp checks both).
+  STRATA_HD static int w4(const uint8_t* B, int j, int k4) {
     return static_cast<int>(quants(Layout::quad(block(B, j), first(j) + 4 * k4)));
   }
 
