@@ -1,6 +1,8 @@
 // The warpgroup GEMM's per-type quant reads (QuantTraits::quant_pairs) on the CPU: each lane's quants of each instruction from real GGUF bytes, in the type's chunk order (kChunkDelta), for every type on the wgmma list.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -20,6 +22,10 @@ namespace wg = strata::cuda::wgmma;
 using core::GgmlType;
 
 namespace {
+
+// The one-scale types: blocks of a half d (and m), quants read by host-callable w4.
+constexpr GgmlType kScaleTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
+                                    GgmlType::Q5_1, GgmlType::Q1_0, GgmlType::Q2_0};
 
 // A grid type's group (core/quant/quant_blocks.h): random grid indices and
 // signs, d = the type's factor and every 4-bit scale s 0, so each weight,
@@ -60,8 +66,7 @@ std::vector<uint8_t> unit_scale_group(GgmlType type, std::mt19937& rng) {
   }
   std::vector<uint8_t> g;
   const core::TypeTraits& tr = core::type_traits(type);
-  if (type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q5_1 ||
-      type == GgmlType::Q1_0 || type == GgmlType::Q2_0) {
+  if (std::find(std::begin(kScaleTypes), std::end(kScaleTypes), type) != std::end(kScaleTypes)) {
     // Blocks of d = 1 (and m = 0 for Q4_1, Q5_1: the half after d).
     g.resize(256 / tr.block_size * tr.type_size);
     random_bytes(g.data(), static_cast<int>(g.size()));
@@ -149,7 +154,7 @@ TEST_CASE("wgmma: quant_pairs reads each lane's quants from real GGUF bytes", "[
 
 TEST_CASE("mmvq, mma.sync, F16 decode: w4 reads the one-scale types' quants from real GGUF bytes", "[wgmma]") {
   std::mt19937 rng(20261207);
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q1_0, GgmlType::Q2_0}) {
+  for (GgmlType t : kScaleTypes) {
     INFO(core::type_traits(t).name);
     for (int rep = 0; rep < 8; ++rep) {
       const std::vector<uint8_t> group = unit_scale_group(t, rng);

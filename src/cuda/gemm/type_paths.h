@@ -60,10 +60,7 @@ using Mmvq = TypeList<GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4
                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
                       GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
 using Mmq = Mmvq;
-using Wgmma = TypeList<GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q1_0,
-                       GgmlType::Q2_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                       GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,
-                       GgmlType::IQ3_XXS, GgmlType::IQ3_S>;
+using Wgmma = Q8a;      // every quantized type
 using F16Decode = Q8a;  // every quantized type
 using Embed = Mmvq;
 // Composite paths: each type runs through mmq (prompt rows) and mmvq (decode), one list.
@@ -80,18 +77,6 @@ template <> struct PathTypes<KernelPath::F16Decode> { using type = type_lists::F
 template <> struct PathTypes<KernelPath::Embed> { using type = type_lists::Embed; };
 template <> struct PathTypes<KernelPath::MoeGemm> { using type = type_lists::MoeGemm; };
 template <> struct PathTypes<KernelPath::Peer> { using type = type_lists::Peer; };
-
-namespace type_lists_detail {
-template <typename Sub, typename Super>
-struct Subset;
-template <core::GgmlType... Ts, typename Super>
-struct Subset<TypeList<Ts...>, Super> {
-  static constexpr bool value = (Super::contains(Ts) && ...);
-};
-}  // namespace type_lists_detail
-
-static_assert(type_lists_detail::Subset<type_lists::Wgmma, type_lists::Q8a>::value,
-              "the wgmma kernel takes quantized weights");
 
 constexpr bool has_kernel(KernelPath p, core::GgmlType t) {
   switch (p) {
