@@ -87,7 +87,7 @@ class _SynthParams(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("shape", ctypes.c_char_p), ("n_layer", ctypes.c_int32),
                 ("quant", ctypes.c_char_p), ("vocab", ctypes.c_char_p), ("seed", ctypes.c_uint64),
                 ("router_skew", ctypes.c_float), ("n_threads", ctypes.c_int32), ("progress", _PROGRESS),
-                ("progress_user_data", ctypes.c_void_p)]
+                ("progress_user_data", ctypes.c_void_p), ("quant_mix", ctypes.c_char_p)]
 
 
 class _Stats(ctypes.Structure):
@@ -215,12 +215,14 @@ def chat_format(messages, add_generation_prompt=True):
         library().strata_free(out)
 
 
-def make_model(path, shape="tiny", layers=0, quant="q4_k", vocab="small", seed=1, router_skew=1.0, n_threads=0):
-    """Writes a synthetic GGUF model (random weights, a real layout) to path, as `strata make-model` does."""
+def make_model(path, shape="tiny", layers=0, quant="q4_k", vocab="small", seed=1, router_skew=1.0, n_threads=0,
+               quant_mix=""):
+    """Writes a synthetic GGUF model (random weights, a real layout) to path, as `strata make-model` does;
+    quant_mix: per-tensor types, "PATTERN=TYPE,..." (make-model's --quant-mix)."""
     p = _SynthParams()
     library().strata_synth_params_init(ctypes.byref(p))
-    shape_b, quant_b, vocab_b = _encode(shape), _encode(quant), _encode(vocab)
-    p.shape, p.n_layer, p.quant, p.vocab = shape_b, layers, quant_b, vocab_b
+    shape_b, quant_b, vocab_b, mix_b = _encode(shape), _encode(quant), _encode(vocab), _encode(quant_mix)
+    p.shape, p.n_layer, p.quant, p.vocab, p.quant_mix = shape_b, layers, quant_b, vocab_b, mix_b
     p.seed, p.router_skew, p.n_threads = seed, router_skew, n_threads
     _check(library().strata_synth_write(ctypes.byref(p), _encode(os.fspath(path))))
 

@@ -13,7 +13,7 @@ namespace cli {
 namespace {
 
 struct MakeOptions {
-  std::string shape = "tiny", quant = "q4_k", vocab = "small", out;
+  std::string shape = "tiny", quant = "q4_k", quant_mix, vocab = "small", out;
   int32_t layers = 0, threads = 0;
   uint64_t seed = 1;
   float skew = 1.0f;
@@ -25,6 +25,7 @@ void make_model(const MakeOptions& o) {
   p.shape = o.shape.c_str();
   p.n_layer = o.layers;
   p.quant = o.quant.c_str();
+  p.quant_mix = o.quant_mix.c_str();
   p.vocab = o.vocab.c_str();
   p.seed = o.seed;
   p.router_skew = o.skew;
@@ -104,6 +105,9 @@ void add_tools(CLI::App& app) {
   mk->add_option("--quant", m->quant,
                  "Type of the big matrices: q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, iq4_nl, iq3_xxs, iq3_s, iq2_xxs, "
                  "iq2_xs, iq2_s, iq1_s, iq1_m, mxfp4, nvfp4, q4_0, q4_1, q5_0, q5_1, q1_0, q2_0, q8_0, f16, bf16, f32");
+  mk->add_option("--quant-mix", m->quant_mix,
+                 "Per-tensor types over --quant, as llama-quantize's --tensor-type: PATTERN=TYPE,... (PATTERN: a "
+                 "regex searched in the tensor name, first match wins; e.g. 'ffn_down_exps=q5_1,attn=q8_0')");
   mk->add_option("--vocab", m->vocab, "small, qwen3, or a path to a tokenizer.json");
   mk->add_option("--seed", m->seed, "Random seed");
   mk->add_option("--router-skew", m->skew, "Zipf exponent of expert popularity (0 = uniform)");

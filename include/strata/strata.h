@@ -368,7 +368,8 @@ typedef struct strata_synth_params {
   const char* shape;        /* "tiny", "qwen3-30b-a3b", "qwen3-235b-a22b" */
   int32_t n_layer;          /* 0 = the shape's own */
   const char* quant;        /* weight type of the big matrices: "q4_k" (default), "q2_k", "q3_k", "q5_k", "q6_k",
-                               "iq4_xs", "iq4_nl", "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "mxfp4",
+                               "iq4_xs", "iq4_nl", "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_s",
+                               "iq1_m", "mxfp4",
                                "nvfp4", "q4_0", "q4_1", "q5_0", "q5_1", "q1_0", "q2_0", "q8_0", "f16", "bf16",
                                "f32" */
   const char* vocab;        /* "small" (default; byte-level, 512 entries) or "qwen3" (the real Qwen3 vocabulary) or a path to a tokenizer.json */
@@ -377,13 +378,17 @@ typedef struct strata_synth_params {
   int32_t n_threads;        /* 0 = all hardware threads */
   strata_progress_fn progress;  /* bytes written, may be NULL */
   void* progress_user_data;
+  const char* quant_mix;    /* per-tensor types over quant, as llama-quantize's --tensor-type: "PATTERN=TYPE,..."
+                               with PATTERN an ECMAScript regex searched in each weight matrix's name (token_embd,
+                               attention, experts, output; norms and routers stay F32); the first match sets the
+                               type, and every rule must match. NULL or "" = none */
 } strata_synth_params;
 
 /* Fills *params with defaults (tiny, q4_k, small vocabulary, seed 1, skew 1). */
 STRATA_API void strata_synth_params_init(strata_synth_params* params);
 
 /* Writes a synthetic GGUF model to path. Errors: INVALID_ARGUMENT (unknown
- * shape or quant), IO, UNSUPPORTED (qwen3 vocabulary without zlib). */
+ * shape or quant, a bad quant_mix rule), IO, UNSUPPORTED (qwen3 vocabulary without zlib). */
 STRATA_API strata_status strata_synth_write(const strata_synth_params* params, const char* path);
 
 /* A human-readable report on a GGUF file: architecture, hyperparameters,

@@ -328,6 +328,10 @@ int main(int argc, char** argv) {
   path_in_dir(bad_path, sizeof bad_path, "bad-shape.gguf");
   p.shape = "no-such-shape";
   CHECK_STATUS(strata_synth_write(&p, bad_path), STRATA_ERR_INVALID_ARGUMENT);
+  p.shape = "tiny";
+  p.quant_mix = "ffn_dwn_exps=q5_1"; /* a typo: the rule matches no tensor */
+  CHECK_STATUS(strata_synth_write(&p, bad_path), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "ffn_dwn_exps") != NULL);
 
   test_errors(model_path);
   test_generate(model_path);

@@ -41,12 +41,16 @@ TEST_CASE("tiny: a 1024-token chunk against the CPU oracle", "[parity]") {
 // were closer than the oracle's Q8A (mean largest |dlogit| 0.024 against
 // 0.045 for Q3_K, 0.029 against 0.046 for Q2_K). IQ4_XS (its 128-wide down
 // rows IQ4_NL, through the vector kernels at every chunk), IQ4_NL, the grid
-// IQ types and the one-scale types are judged the same way.
-TEST_CASE("tiny in Q3_K, Q2_K, the IQ4, grid IQ and one-scale types: CUDA prompt logits against the CPU oracle",
-          "[parity]") {
-  for (const char* quant : {"q3_k", "q2_k", "iq4_xs", "iq4_nl", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "q4_0",
-                            "q4_1", "q5_0", "q5_1", "q1_0", "q2_0"}) {
-    const std::string path = model_path({"tiny", 4, "small", quant});
+// IQ types, the one-scale types and a file of many types (kTinyMix) are judged the same way.
+TEST_CASE("tiny in each low-bit type and in a mix of types: CUDA prompt logits against the CPU oracle", "[parity]") {
+  std::vector<Case> cases;
+  for (const char* quant : {"q3_k", "q2_k", "iq4_xs", "iq4_nl", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s",
+                            "q4_0", "q4_1", "q5_0", "q5_1", "q1_0", "q2_0"})
+    cases.push_back({"tiny", 4, "small", quant});
+  cases.push_back({"tiny", 4, "small", "q4_k", kTinyMix});
+  for (const Case& c : cases) {
+    const char* quant = *c.quant_mix ? "mix" : c.quant;
+    const std::string path = model_path(c);
     const auto toks = tokens(1024, 509);
     const Run cpu = run_counts(path, Placement{"cpu"}, toks, 1024);
     const Run exact = run_counts(exact_path(path), Placement{"cpu"}, toks, 1024);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <unistd.h>
@@ -40,13 +41,15 @@ std::string made_once(const std::filesystem::path& p, Write write) {
 std::string model_path(const Case& c) {
   const auto p = std::filesystem::temp_directory_path() /
                  (std::string("strata-e2e-") + c.shape + "-" + std::to_string(c.layers) + "-" + c.vocab + "-" +
-                  c.quant + ".gguf");
+                  c.quant + (*c.quant_mix ? "-mix" + std::to_string(std::hash<std::string>{}(c.quant_mix)) : "") +
+                  ".gguf");
   return made_once(p, [&](const std::string& tmp) {
     SynthParams sp;
     sp.shape = c.shape;
     sp.n_layer = c.layers;
     sp.vocab = c.vocab;
     sp.quant = c.quant;
+    sp.quant_mix = c.quant_mix;
     sp.router_skew = 0.0f;  // every expert busy: the GEMM tiles see every group size
     sp.seed = 2026;
     write_synthetic_model(sp, tmp);

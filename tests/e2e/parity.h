@@ -14,7 +14,15 @@ struct Case {
   int layers;
   const char* vocab;
   const char* quant = "q4_k";  // SynthParams::quant
+  const char* quant_mix = "";  // SynthParams::quant_mix
 };
+
+// A mix of many types like the UD files' (K-quants in attention, IQ types in the experts, a Q5_1 down projection)
+// over a q4_k base, for tiny's 4 layers. The same as llamacpp_compare.sh's tiny-mix.
+inline constexpr const char* kTinyMix =
+    "token_embd=q4_k,attn_(q|k)=q5_k,attn_v=q6_k,attn_output=iq4_xs,blk\\.0\\.ffn_down_exps=q5_1,"
+    "ffn_down_exps=iq4_nl,blk\\.3\\.ffn_gate_exps=q2_k,blk\\.3\\.ffn_up_exps=iq2_xxs,"
+    "blk\\.[01]\\.ffn_(gate|up)_exps=iq3_s,ffn_(gate|up)_exps=iq3_xxs";
 
 // A synthetic model of the case in the temp dir (made once, kept for later runs).
 std::string model_path(const Case& c);

@@ -111,6 +111,13 @@ compare tiny-q1_0 0.95 1.0 0.08 exact --shape tiny --quant q1_0 --vocab small --
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare tiny-q2_0 0.95 1.0 0.08 exact --shape tiny --quant q2_0 --vocab small --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
+# One file of many types, like the UD mixes (K-quants in attention, IQ types in the experts, a q5_1 down
+# projection; output Q6_K under the q4_k base).
+mix='token_embd=q4_k,attn_(q|k)=q5_k,attn_v=q6_k,attn_output=iq4_xs,blk\.0\.ffn_down_exps=q5_1'
+mix="$mix"',ffn_down_exps=iq4_nl,blk\.3\.ffn_gate_exps=q2_k,blk\.3\.ffn_up_exps=iq2_xxs'
+mix="$mix"',blk\.[01]\.ffn_(gate|up)_exps=iq3_s,ffn_(gate|up)_exps=iq3_xxs'
+compare tiny-mix 0.95 1.0 0.08 exact --shape tiny --quant q4_k --quant-mix "$mix" --vocab small --seed 7
+rc=$?; [ "$rc" -ne 0 ] && status=$rc
 compare qwen3-30b-a3b-2l-q4k 0.95 0.3 0.08 - --shape qwen3-30b-a3b --layers 2 --quant q4_k --vocab qwen3 --seed 7
 rc=$?; [ "$rc" -ne 0 ] && status=$rc
 exit "$status"

@@ -121,6 +121,9 @@ class Errors(unittest.TestCase):
         self.assertEqual(cm.exception.status, strata.ERR_INVALID_ARGUMENT)
         with self.assertRaises(strata.Error):
             strata.make_model(os.path.join(WORK_DIR, "x.gguf"), shape="no-such-shape")
+        with self.assertRaises(strata.Error) as cm:  # the field reaches the library: its rule is named
+            strata.make_model(os.path.join(WORK_DIR, "x.gguf"), quant_mix="ffn_dwn_exps=q5_1")
+        self.assertIn("ffn_dwn_exps", str(cm.exception))
         with strata.Model(MODEL_PATH, devices="cpu") as model:
             with self.assertRaises(strata.Error) as cm:
                 model.detokenize([model.info.n_vocab])

@@ -459,6 +459,59 @@ TEST_CASE("synth: every quant writes a readable file") {
   }
 }
 
+TEST_CASE("synth: a quant mix sets the type of each matching tensor, first rule first") {
+  SynthParams p = tiny(2);
+  p.quant = "q4_k";
+  p.quant_mix = "blk\\.0\\.ffn_down_exps=q5_1, ffn_(gate|up)_exps=iq3_xxs,ffn_down_exps=iq2_s,attn_v=q6_k,"
+                "attn=mxfp4,token_embd=q8_0,^output\\.=iq4_nl";
+  const SynthModel m(p);
+  auto type = [&](const char* name) { return GgmlType(m.tensors()[m.tensor_index(name)].type); };
+  CHECK(type("blk.0.ffn_down_exps.weight") == GgmlType::Q5_1);  // the first rule wins over the third
+  CHECK(type("blk.1.ffn_down_exps.weight") == GgmlType::IQ4_NL);  // IQ2_S does not fit 128-wide rows
+  CHECK(type("blk.1.ffn_gate_exps.weight") == GgmlType::IQ3_XXS);
+  CHECK(type("blk.0.ffn_up_exps.weight") == GgmlType::IQ3_XXS);
+  CHECK(type("blk.1.attn_v.weight") == GgmlType::Q6_K);
+  CHECK(type("blk.1.attn_q.weight") == GgmlType::MXFP4);
+  CHECK(type("blk.0.attn_output.weight") == GgmlType::MXFP4);  // "attn" before "^output\."
+  CHECK(type("token_embd.weight") == GgmlType::Q8_0);
+  CHECK(type("output.weight") == GgmlType::IQ4_NL);
+  CHECK(type("blk.0.attn_norm.weight") == GgmlType::F32);  // norms and routers are not weight matrices here
+  CHECK(type("blk.0.ffn_gate_inp.weight") == GgmlType::F32);
+  // The rows are the unmixed model's: only their quantization differs.
+  SynthParams plain = tiny(2);
+  const SynthModel u(plain);
+  std::vector<float> a(m.shape().n_embd), b(a.size());
+  m.row(m.tensor_index("blk.1.ffn_up_exps.weight"), 5, a.data());
+  u.row(u.tensor_index("blk.1.ffn_up_exps.weight"), 5, b.data());
+  CHECK(a == b);
+
+  // Written, read back: the file holds the same types.
+  ScratchDir tmp("mix");
+  write_synthetic_model(p, tmp.file("mix.gguf"));
+  const GgufFile f = GgufFile::open(tmp.file("mix.gguf"));
+  for (const SynthModel::Tensor& t : m.tensors()) CHECK(f.tensor(t.name).type == t.type);
+}
+
+TEST_CASE("synth: a bad quant mix is INVALID_ARGUMENT naming the rule") {
+  auto mixed = [](const char* mix) {
+    return [mix] {
+      SynthParams p = tiny(1);
+      p.quant_mix = mix;
+      SynthModel m(p);
+    };
+  };
+  check_error(mixed("ffn_down_exps"), STRATA_ERR_INVALID_ARGUMENT, "'ffn_down_exps' is not PATTERN=TYPE");
+  check_error(mixed("=q4_0"), STRATA_ERR_INVALID_ARGUMENT, "'=q4_0' is not PATTERN=TYPE");
+  check_error(mixed("attn="), STRATA_ERR_INVALID_ARGUMENT, "'attn=' is not PATTERN=TYPE");
+  check_error(mixed("attn=q4_0,"), STRATA_ERR_INVALID_ARGUMENT, "'' is not PATTERN=TYPE");
+  check_error(mixed("attn=q9_9"), STRATA_ERR_INVALID_ARGUMENT, "q9_9");
+  check_error(mixed("attn=q8_1"), STRATA_ERR_INVALID_ARGUMENT, "q8_1");
+  check_error(mixed("attn_(q=q4_0"), STRATA_ERR_INVALID_ARGUMENT, "bad pattern");
+  check_error(mixed("ffn_dwn_exps=q5_1"), STRATA_ERR_INVALID_ARGUMENT, "'ffn_dwn_exps=q5_1' matches no weight matrix");
+  check_error(mixed("attn_norm=q8_0"), STRATA_ERR_INVALID_ARGUMENT, "matches no weight matrix");
+  check_error(mixed("attn=q8_0,attn_q=q4_0"), STRATA_ERR_INVALID_ARGUMENT, "only ones an earlier rule took");
+}
+
 TEST_CASE("synth: data files are found, or the paths tried are named") {
   CHECK(fs::exists(find_data_file("qwen3-tokenizer/tokenizer.json.gz")));
   check_error([] { find_data_file("no-such-dir/no-such-file"); }, STRATA_ERR_IO, "no-such-dir/no-such-file");

@@ -483,6 +483,7 @@ STRATA_API strata_status strata_synth_write(const strata_synth_params* params, c
     if (params->shape) sp.shape = params->shape;
     sp.n_layer = params->n_layer;
     if (params->quant) sp.quant = params->quant;
+    if (params->quant_mix) sp.quant_mix = params->quant_mix;
     if (params->vocab) sp.vocab = params->vocab;
     sp.seed = params->seed;
     sp.router_skew = params->router_skew;

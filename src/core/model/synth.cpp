@@ -53,8 +53,8 @@
 // row): five Gaussian values per 64-bit hash, looked up in a 4096-level
 // quantile table, so the bytes never depend on thread count or order. Rows
 // are generated and quantized straight into the mapped output file, never as
-// a whole float tensor. Rows that are not whole blocks of the asked K-quant
-// (tiny's 128-wide expert down rows) are stored as Q8_0.
+// a whole float tensor. Rows that are not whole blocks of the asked type
+// (tiny's 128-wide expert down rows) take a 32-block type (fit_type).
 #include "core/model/synth.h"
 
 #include <algorithm>
@@ -62,6 +62,7 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <regex>
 #include <span>
 #include <thread>
 
@@ -260,16 +261,66 @@ GgmlType parse_synth_quant(const std::string& name) {
   return t;
 }
 
-std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, int64_t n_vocab) {
+// One rule of SynthParams::quant_mix.
+struct MixRule {
+  std::string text;  // "PATTERN=TYPE", for messages
+  std::regex pattern;
+  GgmlType type;
+};
+
+std::vector<MixRule> parse_quant_mix(const std::string& spec) {
+  std::vector<MixRule> rules;
+  if (spec.empty()) return rules;
+  size_t begin = 0;
+  while (begin <= spec.size()) {
+    size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    std::string text = spec.substr(begin, end - begin);
+    text.erase(0, text.find_first_not_of(' '));
+    text.erase(text.find_last_not_of(' ') + 1);
+    const size_t eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant mix rule '{}' is not PATTERN=TYPE", text);
+    MixRule r{text, {}, {}};
+    try {
+      r.pattern = std::regex(text.substr(0, eq), std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant mix rule '{}': bad pattern ({})", text, e.what());
+    }
+    try {
+      r.type = parse_synth_quant(text.substr(eq + 1));
+    } catch (const Error& e) {
+      fail(STRATA_ERR_INVALID_ARGUMENT, "quant mix rule '{}': {}", text, e.what());
+    }
+    rules.push_back(std::move(r));
+    begin = end + 1;
+  }
+  return rules;
+}
+
+// `quant` for every weight matrix but the output (output_type(quant)), unless a rule of `mix` matches its name;
+// each rule must match at least one.
+std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, const std::vector<MixRule>& mix,
+                                  int64_t n_vocab) {
   const SynthScales sc = synth_scales(s);
   std::vector<TensorPlan> plan;
+  std::vector<bool> used(mix.size(), false);
   auto add = [&](std::string name, std::vector<int64_t> dims, GgmlType type, Fill fill, float std = 0,
                  int layer = -1) {
     TensorPlan t{std::move(name), std::move(dims), type, fill, std, layer};
     t.row_len = t.dims[0];
     t.n_rows = 1;
     for (size_t i = 1; i < t.dims.size(); ++i) t.n_rows *= t.dims[i];
-    if (fill == Fill::Matrix || fill == Fill::Embedding) t.type = fit_type(type, t.row_len);
+    if (fill == Fill::Matrix || fill == Fill::Embedding) {
+      for (size_t i = 0; i < mix.size(); ++i) {
+        if (std::regex_search(t.name, mix[i].pattern)) {
+          t.type = mix[i].type;
+          used[i] = true;
+          break;
+        }
+      }
+      t.type = fit_type(t.type, t.row_len);
+    }
     t.row_bytes = row_size(t.type, t.row_len);
     plan.push_back(std::move(t));
   };
@@ -293,6 +344,11 @@ std::vector<TensorPlan> make_plan(const SynthShape& s, GgmlType quant, int64_t n
   }
   add("output_norm.weight", {n}, GgmlType::F32, Fill::Norm);
   add("output.weight", {n, n_vocab}, output_type(quant), Fill::Matrix, sc.output_std);
+  for (size_t i = 0; i < mix.size(); ++i) {
+    if (!used[i])
+      fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant mix rule '{}' matches no weight matrix{}", mix[i].text,
+           i > 0 ? " (or only ones an earlier rule took)" : "");
+  }
   return plan;
 }
 
@@ -526,7 +582,7 @@ SynthModel::SynthModel(const SynthParams& p) : impl_(std::make_unique<Impl>()) {
   m.quant = parse_synth_quant(p.quant);
   m.n_threads = resolve_threads(p.n_threads);
   m.vocab = synth_vocab(p.vocab);
-  m.plan = make_plan(m.shape, m.quant, int64_t(m.vocab.tokens.size()));
+  m.plan = make_plan(m.shape, m.quant, parse_quant_mix(p.quant_mix), int64_t(m.vocab.tokens.size()));
   for (const TensorPlan& t : m.plan) m.tensors.push_back({t.name, t.dims, uint32_t(t.type), t.n_rows});
   m.gen = std::make_unique<Generator>(m.shape, p.seed, p.router_skew);
 }

@@ -15,7 +15,11 @@ namespace strata::core {
 struct SynthParams {
   std::string shape = "tiny";  // "tiny", "qwen3-30b-a3b", "qwen3-235b-a22b"
   int n_layer = 0;             // 0 = the shape's own
-  std::string quant = "q4_k";  // q2_k, q3_k, q4_k, q5_k, q6_k, q8_0, f16, bf16, f32
+  std::string quant = "q4_k";  // any type of make-model's list (parse_type_name's names)
+  // Per-tensor types over `quant`, as llama-quantize's --tensor-type: "PATTERN=TYPE,..." where PATTERN is an
+  // ECMAScript regex searched in the tensor name; the first rule that matches a weight matrix (token_embd,
+  // attention, experts, output) sets its type. Norms and routers stay F32. Empty = none.
+  std::string quant_mix;
   std::string vocab = "small"; // "small", "qwen3" or a path to a tokenizer.json(.gz)
   uint64_t seed = 1;
   float router_skew = 1.0f;    // Zipf exponent of expert popularity; 0 = uniform
