@@ -18,7 +18,11 @@
  * on failure strata_last_error() holds a message for the calling thread and
  * out-parameters are left untouched. Destroy functions accept NULL. Params
  * structs begin with struct_size, are filled by their *_init function, and
- * only ever grow at their end. No call aborts the process or throws.
+ * only ever grow at their end, each new field growing their size: the library
+ * takes the size of this header's struct or of any earlier header's (from the
+ * layouts of 2026-12-07 on), gives the fields an older caller lacks their
+ * defaults and fills of an output struct only what its size holds. No call
+ * aborts the process or throws.
  */
 #ifndef STRATA_H
 #define STRATA_H
@@ -53,7 +57,7 @@ typedef enum strata_status {
   STRATA_ERR_CONTEXT_FULL = -7,      /* the tokens do not fit in the session's context */
   STRATA_ERR_STATE = -8,             /* call not valid in the object's current state */
   STRATA_ERR_INTERNAL = -99,         /* a bug: please report it */
-  STRATA_STATUS_MAX_ENUM = 0x7fffffff /* not a status: makes any int32 a valid value of the type */
+  STRATA_STATUS_MAX_ENUM = 0x7fffffff /* not a status: with the negative ones, any int32 is a valid value of the type */
 } strata_status;
 
 /* Version of the library as "MAJOR.MINOR.PATCH". Static storage; never NULL. */
@@ -92,7 +96,9 @@ typedef struct strata_model strata_model;
 typedef enum strata_kv_type {
   STRATA_KV_F16 = 0,
   STRATA_KV_INT8 = 1,
-  STRATA_KV_MAX_ENUM = 0x7fffffff /* not a type: makes any int32 a valid value (checked by the library) */
+  /* not types: with these two any int32, negative ones too, is a valid value of the type (checked by the library) */
+  STRATA_KV_MIN_ENUM = -0x7fffffff - 1,
+  STRATA_KV_MAX_ENUM = 0x7fffffff
 } strata_kv_type;
 
 /* How a model is placed on devices. Fill with strata_model_params_init(). */
@@ -165,7 +171,9 @@ typedef enum strata_special_token {
   STRATA_TOKEN_EOS = 1,
   STRATA_TOKEN_EOT = 2,  /* end of a chat turn (<|im_end|>), EOS if the vocabulary has none */
   STRATA_TOKEN_PAD = 3,
-  STRATA_TOKEN_MAX_ENUM = 0x7fffffff /* not a token kind: makes any int32 a valid value */
+  /* not token kinds: with these two any int32, negative ones too, is a valid value of the type */
+  STRATA_TOKEN_MIN_ENUM = -0x7fffffff - 1,
+  STRATA_TOKEN_MAX_ENUM = 0x7fffffff
 } strata_special_token;
 
 /* Id of a special token, or -1 when the vocabulary has none (not an error).

@@ -1,4 +1,5 @@
 /* The C ABI from C11: a full generate loop and every error path (NULLs, bad files, wrong sizes, context overflow). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,79 @@ static void test_errors(const char* model_path) {
   CHECK(strcmp(strata_status_name((strata_status)12345), "STRATA_ERR_UNKNOWN") == 0);
 }
 
+/* What a careless or older caller passes: sizes of older headers, counts past the buffer, negative enums. Under
+ * the sanitizer build a read past a malloc'd buffer or an enum out of its type's range fails the test. */
+static void test_abi(const char* model_path) {
+  /* strata_synth_params as the header before quant_mix was appended: written with the defaults for it. */
+  const size_t old_size = offsetof(strata_synth_params, quant_mix);
+  strata_synth_params full;
+  strata_synth_params_init(&full);
+  full.n_layer = 1;
+  full.struct_size = old_size;
+  void* old = malloc(old_size);
+  memcpy(old, &full, old_size);
+  char path[1024];
+  path_in_dir(path, sizeof path, "old-params.gguf");
+  CHECK_STATUS(strata_synth_write((const strata_synth_params*)old, path), STRATA_OK);
+  free(old);
+  full.struct_size = old_size + 4; /* between two sizes: no header had it */
+  CHECK_STATUS(strata_synth_write(&full, path), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "takes") != NULL);
+  full.struct_size = sizeof(full) + 8; /* a newer header than the library */
+  CHECK_STATUS(strata_synth_write(&full, path), STRATA_ERR_INVALID_ARGUMENT);
+
+  /* An expert profile whose length is wrong: refused before a count is read (the buffer holds 2). */
+  strata_model_params mp;
+  strata_model_params_init(&mp);
+  mp.devices = "cpu";
+  uint64_t* profile = (uint64_t*)calloc(2, sizeof(uint64_t));
+  mp.expert_profile = profile;
+  mp.expert_profile_len = (size_t)1 << 28;
+  strata_model* model = NULL;
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "expert_profile") != NULL);
+  free(profile);
+  mp.expert_profile = NULL;
+  mp.expert_profile_len = 0;
+  CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  if (!model) return;
+
+  /* Negative enum values are refused like other unknown ones. */
+  int32_t token = 0;
+  CHECK_STATUS(strata_model_special_token(model, (strata_special_token)-1, &token), STRATA_ERR_INVALID_ARGUMENT);
+  strata_session_params sp;
+  strata_session_params_init(&sp);
+  sp.kv_type = (strata_kv_type)-1;
+  strata_session* session = NULL;
+  CHECK_STATUS(strata_session_new(model, &sp, &session), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "kv_type -1") != NULL);
+
+  /* A count past the caller's 3 tokens: the context check comes first, so nothing past them is read. */
+  strata_session_params_init(&sp);
+  sp.n_ctx = 32;
+  CHECK_STATUS(strata_session_new(model, &sp, &session), STRATA_OK);
+  int32_t* ids = (int32_t*)malloc(3 * sizeof(int32_t));
+  ids[0] = 5, ids[1] = 6, ids[2] = 7;
+  CHECK_STATUS(strata_session_prompt(session, ids, 1000), STRATA_ERR_CONTEXT_FULL);
+  CHECK_STATUS(strata_session_prompt(session, ids, (size_t)-1), STRATA_ERR_CONTEXT_FULL);
+  CHECK_STATUS(strata_session_prompt(session, ids, 3), STRATA_OK);
+  free(ids);
+
+  /* Output structs: the current size is filled, an unknown one refused and left untouched. */
+  strata_stats stats;
+  memset(&stats, 0, sizeof stats);
+  stats.struct_size = sizeof stats;
+  CHECK_STATUS(strata_session_get_stats(session, &stats), STRATA_OK);
+  CHECK(stats.prompt_tokens == 3);
+  strata_model_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info - 8;
+  CHECK_STATUS(strata_model_get_info(model, &info), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(info.n_vocab == 0);
+  strata_session_free(session);
+  strata_model_free(model);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: capi_test SCRATCH_DIR\n");
@@ -334,6 +408,7 @@ int main(int argc, char** argv) {
   CHECK(strstr(strata_last_error(), "ffn_dwn_exps") != NULL);
 
   test_errors(model_path);
+  test_abi(model_path);
   test_generate(model_path);
   test_stages(model_path);
 

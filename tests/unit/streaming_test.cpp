@@ -296,7 +296,7 @@ TEST_CASE("an expert profile puts the most-used experts in VRAM first, and chang
   const Run with = run(Model::load(model_path(), o), 20, 5);
   const Run without = run(load(b.half_resident), 20, 5);
   CHECK(same_bits(with.logits, without.logits));
-  o.expert_profile.pop_back();
+  o.expert_profile = o.expert_profile.first(o.expert_profile.size() - 1);
   CHECK(status_of([&] { Model::load(model_path(), o); }) == STRATA_ERR_INVALID_ARGUMENT);
 }
 

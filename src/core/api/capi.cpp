@@ -1,12 +1,18 @@
 // The C ABI: every entry point turns exceptions into a strata_status and a thread-local message.
 #include "strata/strata.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/base/error.h"
 #include "core/base/version.h"
@@ -61,12 +67,47 @@ void require(const void* p, const char* what) {
   if (!p) fail(STRATA_ERR_INVALID_ARGUMENT, "{} is NULL", what);
 }
 
-// A params struct from an older or newer caller: the size must be one we know.
+// The sizes a struct has had in headers that callers may be built with, oldest first, the last sizeof(T). A struct
+// grows only by appended fields that grow its size: a field in the old tail padding would be read from callers
+// that never set it. The layouts of 2026-12-07 are the first; list a struct here when a field is appended to it.
+template <typename T>
+std::span<const size_t> abi_sizes() {
+  static constexpr size_t kSizes[] = {sizeof(T)};
+  return kSizes;
+}
+template <>
+std::span<const size_t> abi_sizes<strata_synth_params>() {
+  static constexpr size_t kSizes[] = {offsetof(strata_synth_params, quant_mix), sizeof(strata_synth_params)};
+  return kSizes;
+}
+
+// A struct from an older or newer caller: its size must be one of abi_sizes.
 template <typename T>
 void check_size(const T* p, const char* what) {
-  if (p->struct_size != sizeof(T))
-    fail(STRATA_ERR_INVALID_ARGUMENT, "{}.struct_size is {}, expected {} (initialize it with its _init function)",
-         what, p->struct_size, sizeof(T));
+  const std::span<const size_t> sizes = abi_sizes<T>();
+  if (std::find(sizes.begin(), sizes.end(), p->struct_size) == sizes.end())
+    fail(STRATA_ERR_INVALID_ARGUMENT, "{}.struct_size is {}; this library takes {} (set it with its _init function "
+         "or to sizeof)", what, p->struct_size, fmt::join(sizes, " or "));
+}
+
+// The caller's params (NULL: the defaults) in the current layout: the fields its struct_size holds, and init's
+// defaults for the fields appended after the header it was built with. Reads only struct_size bytes.
+template <typename T>
+T params_of(const T* p, const char* what, void (*init)(T*)) {
+  T full;
+  init(&full);
+  if (!p) return full;
+  check_size(p, what);
+  std::memcpy(&full, p, p->struct_size);
+  full.struct_size = sizeof(T);
+  return full;
+}
+
+// Writes to a caller's output struct (its size checked by check_size first) the fields its struct_size holds.
+template <typename T>
+void fill_out(T* out, T full) {
+  full.struct_size = out->struct_size;
+  std::memcpy(out, &full, out->struct_size);
 }
 
 // Memory handed to the caller, released with strata_free (malloc/free pair).
@@ -135,10 +176,8 @@ STRATA_API strata_status strata_model_load(const char* path, const strata_model_
   return guarded([&] {
     require(path, "path");
     require(out_model, "out_model");
-    strata_model_params defaults;
-    strata_model_params_init(&defaults);
-    const strata_model_params* p = params ? params : &defaults;
-    check_size(p, "strata_model_params");
+    const strata_model_params given = params_of(params, "strata_model_params", strata_model_params_init);
+    const strata_model_params* p = &given;
     strata::core::ModelOptions o;
     o.devices = p->devices ? p->devices : "";
     o.layer_split = p->layer_split ? p->layer_split : "";
@@ -148,7 +187,7 @@ STRATA_API strata_status strata_model_load(const char* path, const strata_model_
     o.adapt_swaps = p->adapt_swaps;
     if (p->expert_profile_len > 0 && !p->expert_profile)
       fail(STRATA_ERR_INVALID_ARGUMENT, "expert_profile is NULL but expert_profile_len is {}", p->expert_profile_len);
-    if (p->expert_profile) o.expert_profile.assign(p->expert_profile, p->expert_profile + p->expert_profile_len);
+    if (p->expert_profile) o.expert_profile = std::span(p->expert_profile, p->expert_profile_len);  // load checks it
     o.progress = progress_of(p->progress, p->progress_user_data);
     auto m = std::make_unique<strata_model>();
     m->model = strata::core::Model::load(path, o);
@@ -163,29 +202,31 @@ STRATA_API strata_status strata_model_get_info(const strata_model* model, strata
     require(model, "model");
     require(out, "out_info");
     check_size(out, "strata_model_info");
+    strata_model_info info{};
     const auto& c = model->model->config();
     const auto& w = model->model->weights();
-    out->architecture = c.arch_name.c_str();
-    out->name = c.name.c_str();
-    out->n_vocab = c.n_vocab;
-    out->n_ctx_train = c.n_ctx_train;
-    out->n_embd = c.n_embd;
-    out->n_layer = c.n_layer;
-    out->n_head = c.n_head;
-    out->n_head_kv = c.n_head_kv;
-    out->n_expert = c.n_expert;
-    out->n_expert_used = c.n_expert_used;
-    out->n_ff_expert = c.n_ff_exp;
-    out->n_params = w.n_params;
-    out->expert_bytes = w.expert_bytes;
-    out->dense_bytes = w.dense_bytes;
-    out->backend = model->model->backend_name();
-    out->device_bytes = model->model->device_bytes();
+    info.architecture = c.arch_name.c_str();
+    info.name = c.name.c_str();
+    info.n_vocab = c.n_vocab;
+    info.n_ctx_train = c.n_ctx_train;
+    info.n_embd = c.n_embd;
+    info.n_layer = c.n_layer;
+    info.n_head = c.n_head;
+    info.n_head_kv = c.n_head_kv;
+    info.n_expert = c.n_expert;
+    info.n_expert_used = c.n_expert_used;
+    info.n_ff_expert = c.n_ff_exp;
+    info.n_params = w.n_params;
+    info.expert_bytes = w.expert_bytes;
+    info.dense_bytes = w.dense_bytes;
+    info.backend = model->model->backend_name();
+    info.device_bytes = model->model->device_bytes();
     const strata::core::ExpertResidency r = model->model->residency();
-    out->n_experts_resident = r.resident;
-    out->n_experts_streamed = r.streamed;
-    out->streamed_bytes = r.streamed_bytes;
-    out->link_gbps = r.link_GBps;
+    info.n_experts_resident = r.resident;
+    info.n_experts_streamed = r.streamed;
+    info.streamed_bytes = r.streamed_bytes;
+    info.link_gbps = r.link_GBps;
+    fill_out(out, info);
   });
 }
 
@@ -202,6 +243,7 @@ STRATA_API strata_status strata_model_special_token(const strata_model* model, s
       case STRATA_TOKEN_EOS: *out_token = t.eos(); return;
       case STRATA_TOKEN_EOT: *out_token = model->model->eot_token(); return;
       case STRATA_TOKEN_PAD: *out_token = t.pad(); return;
+      case STRATA_TOKEN_MIN_ENUM:
       case STRATA_TOKEN_MAX_ENUM: break;
     }
     fail(STRATA_ERR_INVALID_ARGUMENT, "unknown special token kind {}", static_cast<int>(which));
@@ -266,10 +308,8 @@ STRATA_API strata_status strata_session_new(strata_model* model, const strata_se
   return guarded([&] {
     require(model, "model");
     require(out_session, "out_session");
-    strata_session_params defaults;
-    strata_session_params_init(&defaults);
-    const strata_session_params* p = params ? params : &defaults;
-    check_size(p, "strata_session_params");
+    const strata_session_params given = params_of(params, "strata_session_params", strata_session_params_init);
+    const strata_session_params* p = &given;
     strata::core::SessionOptions o;
     o.n_ctx = p->n_ctx;
     switch (p->kv_type) {
@@ -357,31 +397,33 @@ STRATA_API strata_status strata_session_get_stats(const strata_session* session,
     require(session, "session");
     require(out, "out_stats");
     check_size(out, "strata_stats");
+    strata_stats st{};
     const auto& s = session->session->stats();
-    out->prompt_tokens = s.prompt_tokens;
-    out->prompt_ms = s.prompt_ms;
-    out->decode_tokens = s.decode_tokens;
-    out->decode_ms = s.decode_ms;
-    out->attention_ms = s.phases.attention_ms;
-    out->routing_ms = s.phases.routing_ms;
-    out->grouping_ms = s.phases.grouping_ms;
-    out->stream_wait_ms = s.phases.stream_wait_ms;
-    out->expert_ms = s.phases.expert_ms;
-    out->combine_ms = s.phases.combine_ms;
-    out->transfer_ms = s.phases.transfer_ms;
-    out->other_ms = s.phases.other_ms;
-    out->bytes_streamed = s.phases.bytes_streamed;
-    out->device_bytes = session->session->device_bytes();
-    out->peer_share = s.phases.peer_share;
-    out->peer_predicted_alone_ms = s.phases.peer_predicted_alone_ms;
-    out->peer_predicted_ms = s.phases.peer_predicted_ms;
-    out->decode_attention_ms = s.decode_phases.attention_ms;
-    out->decode_routing_ms = s.decode_phases.routing_ms;
-    out->decode_grouping_ms = s.decode_phases.grouping_ms;
-    out->decode_stream_wait_ms = s.decode_phases.stream_wait_ms;
-    out->decode_expert_ms = s.decode_phases.expert_ms;
-    out->decode_combine_ms = s.decode_phases.combine_ms;
-    out->decode_bytes_streamed = s.decode_phases.bytes_streamed;
+    st.prompt_tokens = s.prompt_tokens;
+    st.prompt_ms = s.prompt_ms;
+    st.decode_tokens = s.decode_tokens;
+    st.decode_ms = s.decode_ms;
+    st.attention_ms = s.phases.attention_ms;
+    st.routing_ms = s.phases.routing_ms;
+    st.grouping_ms = s.phases.grouping_ms;
+    st.stream_wait_ms = s.phases.stream_wait_ms;
+    st.expert_ms = s.phases.expert_ms;
+    st.combine_ms = s.phases.combine_ms;
+    st.transfer_ms = s.phases.transfer_ms;
+    st.other_ms = s.phases.other_ms;
+    st.bytes_streamed = s.phases.bytes_streamed;
+    st.device_bytes = session->session->device_bytes();
+    st.peer_share = s.phases.peer_share;
+    st.peer_predicted_alone_ms = s.phases.peer_predicted_alone_ms;
+    st.peer_predicted_ms = s.phases.peer_predicted_ms;
+    st.decode_attention_ms = s.decode_phases.attention_ms;
+    st.decode_routing_ms = s.decode_phases.routing_ms;
+    st.decode_grouping_ms = s.decode_phases.grouping_ms;
+    st.decode_stream_wait_ms = s.decode_phases.stream_wait_ms;
+    st.decode_expert_ms = s.decode_phases.expert_ms;
+    st.decode_combine_ms = s.decode_phases.combine_ms;
+    st.decode_bytes_streamed = s.decode_phases.bytes_streamed;
+    fill_out(out, st);
   });
 }
 
@@ -417,10 +459,8 @@ STRATA_API void strata_sampler_params_init(strata_sampler_params* p) {
 STRATA_API strata_status strata_sampler_new(const strata_sampler_params* params, strata_sampler** out_sampler) {
   return guarded([&] {
     require(out_sampler, "out_sampler");
-    strata_sampler_params defaults;
-    strata_sampler_params_init(&defaults);
-    const strata_sampler_params* p = params ? params : &defaults;
-    check_size(p, "strata_sampler_params");
+    const strata_sampler_params given = params_of(params, "strata_sampler_params", strata_sampler_params_init);
+    const strata_sampler_params* p = &given;
     strata::core::SamplerParams sp;
     sp.temperature = p->temperature;
     sp.top_k = p->top_k;
@@ -478,17 +518,17 @@ STRATA_API strata_status strata_synth_write(const strata_synth_params* params, c
   return guarded([&] {
     require(params, "params");
     require(path, "path");
-    check_size(params, "strata_synth_params");
+    const strata_synth_params p = params_of(params, "strata_synth_params", strata_synth_params_init);
     strata::core::SynthParams sp;
-    if (params->shape) sp.shape = params->shape;
-    sp.n_layer = params->n_layer;
-    if (params->quant) sp.quant = params->quant;
-    if (params->quant_mix) sp.quant_mix = params->quant_mix;
-    if (params->vocab) sp.vocab = params->vocab;
-    sp.seed = params->seed;
-    sp.router_skew = params->router_skew;
-    sp.n_threads = params->n_threads;
-    sp.progress = progress_of(params->progress, params->progress_user_data);
+    if (p.shape) sp.shape = p.shape;
+    sp.n_layer = p.n_layer;
+    if (p.quant) sp.quant = p.quant;
+    if (p.quant_mix) sp.quant_mix = p.quant_mix;
+    if (p.vocab) sp.vocab = p.vocab;
+    sp.seed = p.seed;
+    sp.router_skew = p.router_skew;
+    sp.n_threads = p.n_threads;
+    sp.progress = progress_of(p.progress, p.progress_user_data);
     strata::core::write_synthetic_model(sp, path);
   });
 }

@@ -31,8 +31,9 @@ struct ModelOptions {
   int32_t adapt_swaps = 16;
   // Routed rows per (layer, expert), flat [layer * n_expert + e] (e.g. a
   // session's expert_counts from a representative run): the placement makes
-  // the most-used experts resident first. Empty: the uniform order.
-  std::vector<uint64_t> expert_profile;
+  // the most-used experts resident first. Empty: the uniform order. Read
+  // during load() only, after its length is checked against the model.
+  std::span<const uint64_t> expert_profile;
   int32_t n_threads = 0;  // 0: all hardware threads
   // Index into devices of a card that takes a share of the one stage's streamed
   // experts in stream-all chunks (SessionOptions::peer_*); -1: none.

@@ -71,14 +71,15 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
 void Session::check_tokens(std::span<const int32_t> tokens) const {
   if (failed_) fail(STRATA_ERR_STATE, "session: an earlier call failed; reset the session first");
   if (tokens.empty()) fail(STRATA_ERR_INVALID_ARGUMENT, "session: no tokens");
+  // The count first: a caller's wrong count must not make the id check read past its buffer.
+  if (tokens.size() > static_cast<size_t>(options_.n_ctx - n_past_))
+    fail(STRATA_ERR_CONTEXT_FULL, "session: {} tokens do not fit: {} of the context's {} are used", tokens.size(),
+         n_past_, options_.n_ctx);
   const int32_t n_vocab = model_->config().n_vocab;
   for (size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] < 0 || tokens[i] >= n_vocab)
       fail(STRATA_ERR_INVALID_ARGUMENT, "session: token {} at index {} is outside the vocabulary [0, {})", tokens[i], i,
            n_vocab);
-  if (static_cast<int64_t>(n_past_) + static_cast<int64_t>(tokens.size()) > options_.n_ctx)
-    fail(STRATA_ERR_CONTEXT_FULL, "session: {} tokens do not fit: {} of the context's {} are used", tokens.size(),
-         n_past_, options_.n_ctx);
 }
 
 // An exception other than a cancellation leaves the KV cache in an unknown
