@@ -78,9 +78,13 @@ void scale_gemm_weights(const uint8_t* row, int64_t n, float* w) {
     int8_t q[kN];
     core::legacy_quants(blk, q);
     const double d = core::fp16_to_f32(blk.d);
-    double m = 0.0;
-    if constexpr (requires { blk.m; }) m = core::fp16_to_f32(blk.m);
-    for (int e = 0; e < kN; ++e) w[b * kN + e] = round_f16(q[e] * d + m);
+    // The kernels multiply (a zero quant under a negative d is -0, as F16 __hmul2 gives it) or, with a min, fma.
+    for (int e = 0; e < kN; ++e) {
+      if constexpr (requires { blk.m; })
+        w[b * kN + e] = round_f16(q[e] * d + core::fp16_to_f32(blk.m));
+      else
+        w[b * kN + e] = round_f16(q[e] * d);
+    }
   }
 }
 
