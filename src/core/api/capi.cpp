@@ -176,19 +176,18 @@ STRATA_API strata_status strata_model_load(const char* path, const strata_model_
   return guarded([&] {
     require(path, "path");
     require(out_model, "out_model");
-    const strata_model_params given = params_of(params, "strata_model_params", strata_model_params_init);
-    const strata_model_params* p = &given;
+    const strata_model_params p = params_of(params, "strata_model_params", strata_model_params_init);
     strata::core::ModelOptions o;
-    o.devices = p->devices ? p->devices : "";
-    o.layer_split = p->layer_split ? p->layer_split : "";
-    o.vram_budget = p->vram_budget;
-    o.n_threads = p->n_threads;
-    o.peer_device = p->peer_device;
-    o.adapt_swaps = p->adapt_swaps;
-    if (p->expert_profile_len > 0 && !p->expert_profile)
-      fail(STRATA_ERR_INVALID_ARGUMENT, "expert_profile is NULL but expert_profile_len is {}", p->expert_profile_len);
-    if (p->expert_profile) o.expert_profile = std::span(p->expert_profile, p->expert_profile_len);  // load checks it
-    o.progress = progress_of(p->progress, p->progress_user_data);
+    o.devices = p.devices ? p.devices : "";
+    o.layer_split = p.layer_split ? p.layer_split : "";
+    o.vram_budget = p.vram_budget;
+    o.n_threads = p.n_threads;
+    o.peer_device = p.peer_device;
+    o.adapt_swaps = p.adapt_swaps;
+    if (p.expert_profile_len > 0 && !p.expert_profile)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "expert_profile is NULL but expert_profile_len is {}", p.expert_profile_len);
+    if (p.expert_profile) o.expert_profile = std::span(p.expert_profile, p.expert_profile_len);  // load checks it
+    o.progress = progress_of(p.progress, p.progress_user_data);
     auto m = std::make_unique<strata_model>();
     m->model = strata::core::Model::load(path, o);
     *out_model = m.release();
@@ -308,30 +307,29 @@ STRATA_API strata_status strata_session_new(strata_model* model, const strata_se
   return guarded([&] {
     require(model, "model");
     require(out_session, "out_session");
-    const strata_session_params given = params_of(params, "strata_session_params", strata_session_params_init);
-    const strata_session_params* p = &given;
+    const strata_session_params p = params_of(params, "strata_session_params", strata_session_params_init);
     strata::core::SessionOptions o;
-    o.n_ctx = p->n_ctx;
-    switch (p->kv_type) {
+    o.n_ctx = p.n_ctx;
+    switch (p.kv_type) {
       case STRATA_KV_F16: o.kv_type = strata::core::KvType::F16; break;
       case STRATA_KV_INT8: o.kv_type = strata::core::KvType::Int8; break;
-      default: fail(STRATA_ERR_INVALID_ARGUMENT, "unknown kv_type {}", static_cast<int>(p->kv_type));
+      default: fail(STRATA_ERR_INVALID_ARGUMENT, "unknown kv_type {}", static_cast<int>(p.kv_type));
     }
-    o.chunk_size = p->chunk_size;
-    if (p->no_pipeline != 0 && p->no_pipeline != 1)
-      fail(STRATA_ERR_INVALID_ARGUMENT, "no_pipeline must be 0 or 1, got {}", p->no_pipeline);
-    o.pipeline = p->no_pipeline == 0;
-    o.decode_cpu_share = p->decode_cpu_share;
-    for (const auto& [v, name] : {std::pair{p->peer_f32, "peer_f32"}, std::pair{p->no_helper, "no_helper"},
-                                  std::pair{p->helper_exact, "helper_exact"}})
+    o.chunk_size = p.chunk_size;
+    if (p.no_pipeline != 0 && p.no_pipeline != 1)
+      fail(STRATA_ERR_INVALID_ARGUMENT, "no_pipeline must be 0 or 1, got {}", p.no_pipeline);
+    o.pipeline = p.no_pipeline == 0;
+    o.decode_cpu_share = p.decode_cpu_share;
+    for (const auto& [v, name] : {std::pair{p.peer_f32, "peer_f32"}, std::pair{p.no_helper, "no_helper"},
+                                  std::pair{p.helper_exact, "helper_exact"}})
       if (v != 0 && v != 1) fail(STRATA_ERR_INVALID_ARGUMENT, "{} must be 0 or 1, got {}", name, v);
-    o.peer_share = p->peer_share;
-    o.peer_f32 = p->peer_f32 == 1;
-    o.peer_pieces = p->peer_pieces;
-    o.helper = p->no_helper == 0;
-    o.helper_share = p->helper_share;
-    o.helper_exact = p->helper_exact == 1;
-    o.progress = progress_of(p->progress, p->progress_user_data);
+    o.peer_share = p.peer_share;
+    o.peer_f32 = p.peer_f32 == 1;
+    o.peer_pieces = p.peer_pieces;
+    o.helper = p.no_helper == 0;
+    o.helper_share = p.helper_share;
+    o.helper_exact = p.helper_exact == 1;
+    o.progress = progress_of(p.progress, p.progress_user_data);
     auto s = std::make_unique<strata_session>();
     s->session = std::make_unique<strata::core::Session>(model->model, std::move(o));
     *out_session = s.release();
@@ -459,16 +457,15 @@ STRATA_API void strata_sampler_params_init(strata_sampler_params* p) {
 STRATA_API strata_status strata_sampler_new(const strata_sampler_params* params, strata_sampler** out_sampler) {
   return guarded([&] {
     require(out_sampler, "out_sampler");
-    const strata_sampler_params given = params_of(params, "strata_sampler_params", strata_sampler_params_init);
-    const strata_sampler_params* p = &given;
+    const strata_sampler_params p = params_of(params, "strata_sampler_params", strata_sampler_params_init);
     strata::core::SamplerParams sp;
-    sp.temperature = p->temperature;
-    sp.top_k = p->top_k;
-    sp.top_p = p->top_p;
-    sp.min_p = p->min_p;
-    sp.repeat_penalty = p->repeat_penalty;
-    sp.repeat_last_n = p->repeat_last_n;
-    sp.seed = p->seed;
+    sp.temperature = p.temperature;
+    sp.top_k = p.top_k;
+    sp.top_p = p.top_p;
+    sp.min_p = p.min_p;
+    sp.repeat_penalty = p.repeat_penalty;
+    sp.repeat_last_n = p.repeat_last_n;
+    sp.seed = p.seed;
     auto s = std::make_unique<strata_sampler>();
     s->sampler = std::make_unique<strata::core::Sampler>(sp);
     *out_sampler = s.release();

@@ -68,6 +68,7 @@
 
 #include "core/base/env.h"
 #include "core/base/error.h"
+#include "core/base/fields.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/quant/quant.h"
 #include "core/runtime/thread_pool.h"
@@ -271,13 +272,8 @@ struct MixRule {
 std::vector<MixRule> parse_quant_mix(const std::string& spec) {
   std::vector<MixRule> rules;
   if (spec.empty()) return rules;
-  size_t begin = 0;
-  while (begin <= spec.size()) {
-    size_t end = spec.find(',', begin);
-    if (end == std::string::npos) end = spec.size();
-    std::string text = spec.substr(begin, end - begin);
-    text.erase(0, text.find_first_not_of(' '));
-    text.erase(text.find_last_not_of(' ') + 1);
+  for (const std::string_view field : split_fields(spec)) {
+    const std::string text(trim_blanks(field));
     const size_t eq = text.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
       fail(STRATA_ERR_INVALID_ARGUMENT, "synthetic model: quant mix rule '{}' is not PATTERN=TYPE", text);
@@ -293,7 +289,6 @@ std::vector<MixRule> parse_quant_mix(const std::string& spec) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "quant mix rule '{}': {}", text, e.what());
     }
     rules.push_back(std::move(r));
-    begin = end + 1;
   }
   return rules;
 }

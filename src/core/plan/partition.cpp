@@ -9,16 +9,12 @@
 
 #include "core/base/bytes.h"
 #include "core/base/error.h"
+#include "core/base/fields.h"
 
 namespace strata::core {
 
 LayerSplit parse_layer_split(std::string_view text) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  };
-  const std::string_view all = trim(text);
+  const std::string_view all = trim_blanks(text);
   LayerSplit split;
   if (all.empty()) return split;
   if (all == "auto") {
@@ -26,10 +22,8 @@ LayerSplit parse_layer_split(std::string_view text) {
     return split;
   }
   split.kind = LayerSplit::Kind::Counts;
-  size_t pos = 0;
-  for (;;) {
-    const size_t comma = all.find(',', pos);
-    const std::string_view field = trim(all.substr(pos, comma == std::string_view::npos ? all.npos : comma - pos));
+  for (std::string_view field : split_fields(all)) {
+    field = trim_blanks(field);
     int64_t n = 0;
     bool ok = !field.empty();
     for (char c : field) {
@@ -44,8 +38,6 @@ LayerSplit parse_layer_split(std::string_view text) {
            "layer split '{}': '{}' is not a layer count (use auto or positive counts such as 24,24)", text, field);
     }
     split.counts.push_back(static_cast<int32_t>(n));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   return split;
 }

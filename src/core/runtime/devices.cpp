@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/base/error.h"
+#include "core/base/fields.h"
 #include "core/runtime/backends.h"
 
 namespace strata::core {
@@ -18,10 +19,7 @@ std::vector<LogicalDevice> parse_devices(std::string_view spec) {
     else out.push_back({});
     return out;
   }
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t comma = spec.find(',', pos);
-    const std::string_view item = spec.substr(pos, comma == std::string_view::npos ? spec.size() - pos : comma - pos);
+  for (const std::string_view item : split_fields(spec)) {
     if (item == "cpu") {
       out.push_back({});
     } else {
@@ -35,8 +33,6 @@ std::vector<LogicalDevice> parse_devices(std::string_view spec) {
              find_backend(LogicalDevice::Kind::Cuda) ? "" : " (this build has no CUDA backend)");
       out.push_back({LogicalDevice::Kind::Cuda, ordinal});
     }
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   if (out.size() > 16) fail(STRATA_ERR_INVALID_ARGUMENT, "devices: at most 16 logical devices, got {}", out.size());
   return out;
