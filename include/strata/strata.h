@@ -13,6 +13,10 @@
  * Thread safety: a model is immutable once loaded and may be shared by any
  * number of threads and sessions; a session and a sampler are used by one
  * thread at a time (strata_session_cancel() excepted, which any thread may call).
+ * A call that finds another call running on the same session or sampler (from
+ * another thread, or from a callback of that call) returns STRATA_ERR_BUSY and
+ * leaves the object to the running call; strata_session_n_past() and the free
+ * functions are not checked.
  *
  * Conventions: every fallible call returns a strata_status (STRATA_OK = 0);
  * on failure strata_last_error() holds a message for the calling thread and
@@ -56,6 +60,7 @@ typedef enum strata_status {
   STRATA_ERR_DEVICE = -6,            /* missing device or a device/driver failure */
   STRATA_ERR_CONTEXT_FULL = -7,      /* the tokens do not fit in the session's context */
   STRATA_ERR_STATE = -8,             /* call not valid in the object's current state */
+  STRATA_ERR_BUSY = -9,              /* another call is running on the same session or sampler */
   STRATA_ERR_INTERNAL = -99,         /* a bug: please report it */
   STRATA_STATUS_MAX_ENUM = 0x7fffffff /* not a status: with the negative ones, any int32 is a valid value of the type */
 } strata_status;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include "strata/strata.h"
 
@@ -62,12 +63,18 @@ static void make_unknown_arch(const char* good, const char* bad) {
   free(data);
 }
 
-static void test_generate(const char* model_path) {
+/* Loads the model on the CPU backend; NULL (the failure counted) when it does not load. */
+static strata_model* load_on_cpu(const char* model_path) {
   strata_model_params mp;
   strata_model_params_init(&mp);
   mp.devices = "cpu";
   strata_model* model = NULL;
   CHECK_STATUS(strata_model_load(model_path, &mp, &model), STRATA_OK);
+  return model;
+}
+
+static void test_generate(const char* model_path) {
+  strata_model* model = load_on_cpu(model_path);
   if (!model) return;
 
   strata_model_info info;
@@ -385,6 +392,64 @@ static void test_abi(const char* model_path) {
   strata_model_free(model);
 }
 
+/* One thread at a time per session: a second thread's call while a prompt runs (held in its callback) gets
+ * STRATA_ERR_BUSY, as does a call from the callback itself; the running prompt finishes and the session is free
+ * afterwards, also after a call that failed. */
+struct busy_probe {
+  strata_session* session;
+  strata_status from_thread[3];
+  strata_status from_callback;
+  int calls;
+};
+
+static int busy_thread(void* arg) {
+  struct busy_probe* b = (struct busy_probe*)arg;
+  const float* logits = NULL;
+  int32_t n_vocab = 0;
+  strata_stats st;
+  st.struct_size = sizeof st;
+  b->from_thread[0] = strata_session_decode(b->session, 1, NULL);
+  b->from_thread[1] = strata_session_logits(b->session, &logits, &n_vocab);
+  b->from_thread[2] = strata_session_get_stats(b->session, &st);
+  return 0;
+}
+
+static int busy_on_logits(int32_t position, const float* logits, int32_t n_vocab, void* user_data) {
+  struct busy_probe* b = (struct busy_probe*)user_data;
+  (void)logits;
+  (void)n_vocab;
+  if (b->calls++ == 0 && position == 0) {
+    thrd_t t;
+    if (thrd_create(&t, busy_thread, b) == thrd_success) thrd_join(t, NULL);
+    b->from_callback = strata_session_reset(b->session);
+  }
+  return 0;
+}
+
+static void test_busy(const char* model_path) {
+  strata_model* model = load_on_cpu(model_path);
+  if (!model) return;
+  strata_session* session = NULL;
+  CHECK_STATUS(strata_session_new(model, NULL, &session), STRATA_OK);
+  if (!session) {
+    strata_model_free(model);
+    return;
+  }
+  struct busy_probe b = {session, {STRATA_OK, STRATA_OK, STRATA_OK}, STRATA_OK, 0};
+  const int32_t prompt[4] = {1, 2, 3, 4};
+  CHECK_STATUS(strata_session_prompt_each(session, prompt, 4, busy_on_logits, &b), STRATA_OK);
+  CHECK(b.calls == 4);
+  for (int i = 0; i < 3; ++i) CHECK_STATUS(b.from_thread[i], STRATA_ERR_BUSY);
+  CHECK_STATUS(b.from_callback, STRATA_ERR_BUSY);
+  CHECK(strstr(strata_last_error(), "another call is running on this session") != NULL);
+  CHECK(strata_session_n_past(session) == 4); /* the refused calls changed nothing */
+  CHECK_STATUS(strata_session_decode(session, -5, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_session_decode(session, 5, NULL), STRATA_OK); /* free again after a failed call */
+  CHECK(strata_session_n_past(session) == 5);
+  strata_session_free(session);
+  strata_model_free(model);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: capi_test SCRATCH_DIR\n");
@@ -409,6 +474,7 @@ int main(int argc, char** argv) {
 
   test_errors(model_path);
   test_abi(model_path);
+  test_busy(model_path);
   test_generate(model_path);
   test_stages(model_path);
 

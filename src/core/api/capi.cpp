@@ -2,6 +2,7 @@
 #include "strata/strata.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -30,11 +31,14 @@ using strata::core::fail;
 struct strata_model {
   std::shared_ptr<const strata::core::Model> model;
 };
+// A session and a sampler take one thread at a time (strata.h): `busy` is set for the length of a call on them.
 struct strata_session {
   std::unique_ptr<strata::core::Session> session;
+  mutable std::atomic<bool> busy{false};
 };
 struct strata_sampler {
   std::unique_ptr<strata::core::Sampler> sampler;
+  mutable std::atomic<bool> busy{false};
 };
 
 namespace {
@@ -66,6 +70,24 @@ strata_status guarded(F&& body) noexcept {
 void require(const void* p, const char* what) {
   if (!p) fail(STRATA_ERR_INVALID_ARGUMENT, "{} is NULL", what);
 }
+
+// Holds an object's `busy` flag for one call; a second thread (or a callback re-entering the object) is refused with
+// STRATA_ERR_BUSY and leaves the flag to the call that holds it.
+class InUse {
+ public:
+  template <typename T>
+  InUse(const T* object, const char* what) : busy_(object->busy) {
+    if (busy_.exchange(true, std::memory_order_acquire))
+      fail(STRATA_ERR_BUSY, "{}: another call is running on this {} (one thread at a time, no calls from its callbacks)",
+           what, what);
+  }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+  ~InUse() { busy_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool>& busy_;
+};
 
 // The sizes a struct has had in headers that callers may be built with, oldest first, the last sizeof(T). A struct
 // grows only by appended fields that grow its size: a field in the old tail padding would be read from callers
@@ -153,6 +175,7 @@ STRATA_API const char* strata_status_name(strata_status status) {
     case STRATA_ERR_DEVICE: return "STRATA_ERR_DEVICE";
     case STRATA_ERR_CONTEXT_FULL: return "STRATA_ERR_CONTEXT_FULL";
     case STRATA_ERR_STATE: return "STRATA_ERR_STATE";
+    case STRATA_ERR_BUSY: return "STRATA_ERR_BUSY";
     case STRATA_ERR_INTERNAL: return "STRATA_ERR_INTERNAL";
     case STRATA_STATUS_MAX_ENUM: break;
   }
@@ -346,6 +369,7 @@ STRATA_API strata_status strata_session_prompt_each(strata_session* session, con
                                                     strata_logits_fn on_logits, void* user_data) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     require(tokens, "tokens");
     strata::core::LogitsFn each;
     if (on_logits)
@@ -359,6 +383,7 @@ STRATA_API strata_status strata_session_prompt_each(strata_session* session, con
 STRATA_API strata_status strata_session_decode(strata_session* session, int32_t token, const float** out_logits) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     const std::span<const float> l = session->session->decode(token);
     if (out_logits) *out_logits = l.data();
   });
@@ -368,6 +393,7 @@ STRATA_API strata_status strata_session_logits(const strata_session* session, co
                                                int32_t* out_n_vocab) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     require(out_logits, "out_logits");
     const std::span<const float> l = session->session->logits();
     *out_logits = l.data();
@@ -382,6 +408,7 @@ STRATA_API int32_t strata_session_n_past(const strata_session* session) {
 STRATA_API strata_status strata_session_reset(strata_session* session) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     session->session->reset();
   });
 }
@@ -393,6 +420,7 @@ STRATA_API void strata_session_cancel(strata_session* session) {
 STRATA_API strata_status strata_session_get_stats(const strata_session* session, strata_stats* out) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     require(out, "out_stats");
     check_size(out, "strata_stats");
     strata_stats st{};
@@ -429,6 +457,7 @@ STRATA_API strata_status strata_session_expert_counts(const strata_session* sess
                                                       size_t capacity, size_t* out_written) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     const auto& c = session->session->expert_counts();
     if (capacity < c.size())
       fail(STRATA_ERR_INVALID_ARGUMENT, "capacity {} is smaller than n_layer * n_expert = {}", capacity, c.size());
@@ -481,6 +510,7 @@ STRATA_API strata_status strata_sampler_sample(strata_sampler* sampler, const fl
     require(logits, "logits");
     require(out_token, "out_token");
     if (n_vocab <= 0) fail(STRATA_ERR_INVALID_ARGUMENT, "n_vocab must be > 0, got {}", n_vocab);
+    const InUse in_use(sampler, "sampler");
     *out_token = sampler->sampler->sample(std::span<const float>(logits, static_cast<size_t>(n_vocab)));
   });
 }
@@ -492,7 +522,9 @@ STRATA_API void strata_sampler_accept(strata_sampler* sampler, int32_t token) {
 STRATA_API strata_status strata_session_sample(strata_session* session, strata_sampler* sampler, int32_t* out_token) {
   return guarded([&] {
     require(session, "session");
+    const InUse in_use(session, "session");
     require(sampler, "sampler");
+    const InUse sampler_in_use(sampler, "sampler");
     require(out_token, "out_token");
     *out_token = sampler->sampler->sample(session->session->logits());
   });
