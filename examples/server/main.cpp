@@ -50,6 +50,7 @@ int serve(const ServerOptions& o) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error status, not the end of the process
 
+  const uint64_t max_body = strata::parse_size(o.max_body);  // before the load: a bad option fails at once
   const strata::Model model = strata::Model::load(o.model_path, o.engine.model_params(false));
   strata::SessionParams sp = o.engine.session_params(false);
   // The context every slot gets, resolved here so that requests can be checked against it.
@@ -59,7 +60,7 @@ int serve(const ServerOptions& o) {
   server::HttpOptions http;
   http.model_name = o.name.empty() ? std::filesystem::path(o.model_path).stem().string() : o.name;
   http.api_key = o.api_key;
-  http.max_body_bytes = cli::parse_size(o.max_body);
+  http.max_body_bytes = max_body;
   http.max_tokens_default = o.max_tokens;
   // A thread per waiting request, and a few more so that /health answers when all are taken.
   http.http_threads = o.http_threads > 0 ? o.http_threads : o.slots + o.queue + 4;

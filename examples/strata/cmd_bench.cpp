@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <string_view>
 #include <unistd.h>
 
 #include "common.h"
@@ -28,15 +29,11 @@ struct Run {
 
 std::vector<int32_t> parse_list(const std::string& s) {
   std::vector<int32_t> out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t used = 0;
-    out.push_back(std::stoi(s.substr(pos), &used));
-    if (out.back() <= 0) throw std::invalid_argument("prompt lengths must be positive");
-    pos += used;
-    if (pos < s.size() && s[pos] == ',') ++pos;
+  for (size_t pos = 0; pos <= s.size();) {
+    const size_t comma = std::min(s.find(',', pos), s.size());
+    out.push_back(parse_positive(std::string_view(s).substr(pos, comma - pos), "--prompt"));
+    pos = comma + 1;
   }
-  if (out.empty()) throw std::invalid_argument("no prompt lengths given");
   return out;
 }
 
@@ -55,7 +52,7 @@ std::string make_temp_model(const std::string& spec) {
   strata_synth_params p;
   strata_synth_params_init(&p);
   p.shape = shape.c_str();
-  p.n_layer = std::stoi(layers);
+  p.n_layer = layers == "0" ? 0 : parse_positive(layers, "--make LAYERS");
   p.quant = quant.c_str();
   p.router_skew = 0.0f;  // uniform routing: every expert busy, the honest case for streaming
   p.progress = [](uint64_t d, uint64_t t, void*) { return progress_bar("making", d, t) ? 0 : 1; };
@@ -89,6 +86,7 @@ Run run_once(const strata::Model& model, const BenchOptions& o, int32_t n_prompt
 
 void bench(const BenchOptions& o) {
   if (o.model.empty() == o.make.empty()) throw std::invalid_argument("give exactly one of -m/--model and --make");
+  const std::vector<int32_t> prompts = parse_list(o.prompts);
   const std::string path = o.make.empty() ? o.model : make_temp_model(o.make);
   const auto model = strata::Model::load(path, o.engine.model_params(!o.json));
   const auto& info = model.info();
@@ -100,7 +98,7 @@ void bench(const BenchOptions& o) {
     fmt::print("experts: {} resident, {} streamed ({:.2f} GB), pinned host-to-device link {:.1f} GB/s\n",
                info.n_experts_resident, info.n_experts_streamed, info.streamed_bytes / 1e9, info.link_gbps);
   std::string json = "[";
-  for (int32_t n : parse_list(o.prompts)) {
+  for (int32_t n : prompts) {
     run_once(model, o, std::min(n, 64), 7);  // warm-up: page-in, allocations
     std::vector<Run> runs;
     for (int32_t i = 0; i < o.repeat; ++i) runs.push_back(run_once(model, o, n, 100 + i));

@@ -3,7 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -44,7 +45,7 @@ strata::ModelParams EngineOptions::model_params(bool bar) const {
   strata::ModelParams p;
   p.devices = devices;
   p.layer_split = layer_split;
-  p.vram_budget = vram_budget.empty() ? 0 : parse_size(vram_budget);
+  p.vram_budget = vram_budget.empty() ? 0 : strata::parse_size(vram_budget);
   p.peer_device = peer_device;
   p.adapt_swaps = adapt_swaps;
   if (!expert_profile.empty()) {
@@ -75,23 +76,14 @@ strata::SessionParams EngineOptions::session_params(bool bar) const {
   return p;
 }
 
-uint64_t parse_size(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) throw std::invalid_argument(fmt::format("'{}' is not a size (try 12GiB)", text));
-  const double value = std::stod(text.substr(0, i));
-  std::string unit = text.substr(i);
-  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  double mult = 1;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kib") mult = 1024.0;
-  else if (unit == "m" || unit == "mib") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gib") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "kb") mult = 1e3;
-  else if (unit == "mb") mult = 1e6;
-  else if (unit == "gb") mult = 1e9;
-  else throw std::invalid_argument(fmt::format("unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)", unit, text));
-  return static_cast<uint64_t>(value * mult);
+int32_t parse_positive(std::string_view text, const char* what) {
+  int32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == text.data() + text.size() && value <= 0))
+    throw std::invalid_argument(fmt::format("{}: '{}' is not in [1, {}]", what, text, INT32_MAX));
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw std::invalid_argument(fmt::format("{}: '{}' is not a whole number", what, text));
+  return value;
 }
 
 bool progress_bar(const char* label, uint64_t done, uint64_t total) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "strata/strata.hpp"
 
@@ -36,8 +37,8 @@ struct EngineOptions {
   strata::SessionParams session_params(bool progress_bar) const;
 };
 
-// "12GiB" → bytes; throws std::invalid_argument with a clear message.
-uint64_t parse_size(const std::string& text);
+// A whole number in [1, INT32_MAX]; throws std::invalid_argument naming the option and the text.
+int32_t parse_positive(std::string_view text, const char* what);
 
 // A one-line progress bar on stderr; returns true (never cancels).
 bool progress_bar(const char* label, uint64_t done, uint64_t total);

@@ -83,6 +83,14 @@ STRATA_API const char* strata_status_name(strata_status status);
  * documented as "free with strata_free". NULL is accepted. */
 STRATA_API void strata_free(void* ptr);
 
+/* Parses a byte size as the CLI and server options take it ("12GiB", "800MB",
+ * "1.5G", "4096", "64 KiB") into *out_bytes. Units, case-insensitive: B,
+ * K/KiB, M/MiB, G/GiB, T/TiB (powers of 1024), KB, MB, GB, TB (powers of
+ * 1000); none means bytes; a fraction rounds down to whole bytes. Errors:
+ * INVALID_ARGUMENT naming the text (NULL, empty, no number, unknown unit,
+ * negative, above 2^64 - 1). */
+STRATA_API strata_status strata_parse_size(const char* text, uint64_t* out_bytes);
+
 /* ------------------------------------------------------------ callbacks */
 
 /* Progress of a long call (model load, a long prompt): done of total units.

@@ -286,6 +286,13 @@ inline std::string chat_format(std::span<const ChatMessage> messages, bool add_g
   return std::string(text);
 }
 
+// Bytes of a size such as "12GiB" or "800MB" (strata_parse_size); throws Error naming the text.
+inline uint64_t parse_size(const std::string& text) {
+  uint64_t bytes = 0;
+  detail::check(strata_parse_size(text.c_str(), &bytes));
+  return bytes;
+}
+
 }  // namespace strata
 
 #endif  // STRATA_HPP

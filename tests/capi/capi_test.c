@@ -1,5 +1,6 @@
 /* The C ABI from C11: a full generate loop and every error path (NULLs, bad files, wrong sizes, context overflow). */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,26 @@ static void test_errors(const char* model_path) {
 
 /* What a careless or older caller passes: sizes of older headers, counts past the buffer, negative enums. Under
  * the sanitizer build a read past a malloc'd buffer or an enum out of its type's range fails the test. */
+/* Byte sizes: the parser the CLI and the server use, every refusal naming the text. */
+static void test_parse_size(void) {
+  uint64_t bytes = 0;
+  CHECK_STATUS(strata_parse_size("1.5GiB", &bytes), STRATA_OK);
+  CHECK(bytes == 3ull << 29);
+  CHECK_STATUS(strata_parse_size("800 MB", &bytes), STRATA_OK);
+  CHECK(bytes == 800000000ull);
+  CHECK_STATUS(strata_parse_size("18446744073709551615", &bytes), STRATA_OK);
+  CHECK(bytes == UINT64_MAX);
+  CHECK_STATUS(strata_parse_size("99999999999999999999999", &bytes), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "99999999999999999999999") != NULL);
+  CHECK_STATUS(strata_parse_size("16777216TiB", &bytes), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_parse_size("nan", &bytes), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_parse_size("4GiBx", &bytes), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(strata_last_error(), "unknown unit") != NULL);
+  CHECK_STATUS(strata_parse_size(NULL, &bytes), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_parse_size("1", NULL), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(bytes == UINT64_MAX); /* untouched by the failures */
+}
+
 static void test_abi(const char* model_path) {
   /* strata_synth_params as the header before quant_mix was appended: written with the defaults for it. */
   const size_t old_size = offsetof(strata_synth_params, quant_mix);
@@ -474,6 +495,7 @@ int main(int argc, char** argv) {
 
   test_errors(model_path);
   test_abi(model_path);
+  test_parse_size();
   test_busy(model_path);
   test_generate(model_path);
   test_stages(model_path);

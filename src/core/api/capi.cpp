@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/base/bytes.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/model/dequantize_file.h"
@@ -183,6 +184,14 @@ STRATA_API const char* strata_status_name(strata_status status) {
 }
 
 STRATA_API void strata_free(void* ptr) { std::free(ptr); }
+
+STRATA_API strata_status strata_parse_size(const char* text, uint64_t* out_bytes) {
+  return guarded([&] {
+    require(text, "text");
+    require(out_bytes, "out_bytes");
+    *out_bytes = strata::core::parse_byte_size(text);
+  });
+}
 
 // ------------------------------------------------------------------ model
 
