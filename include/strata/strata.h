@@ -236,15 +236,17 @@ typedef struct strata_session_params {
                                    stage i + 1 runs chunk c; 1 = one chunk at a time through all */
   double decode_cpu_share;      /* GPU decode with streamed experts: share of a step's streamed experts
                                    computed on the CPU while the GPU streams the rest; < 0 (default -1)
-                                   = chosen from the link and CPU rates measured at load; > 1 is an error */
+                                   = chosen from the link and CPU rates measured at load; > 1 or NaN is an error */
   /* With the model's peer_device (stream-all prompt chunks): */
-  double peer_share;            /* the peer's share of the streamed experts; < 0 (default -1) = cost model */
+  double peer_share;            /* the peer's share of the streamed experts, at most 1; < 0 (default -1) = cost
+                                   model; NaN is an error */
   int32_t peer_f32;             /* 1 = activations and sums cross as F32; 0 (default) = FP16 */
   int32_t peer_pieces;          /* host-route transfers in pieces: 0 (default) off, 1 = 8, K >= 2 = K
                                    (STRATA_PF_PEER_PIECES overrides) */
   /* Under a layer split, prompts of one chunk (STRATA_PREFILL_HELP, STRATA_PREFILL_HELP_FRAC override): */
   int32_t no_helper;            /* 1 = each stage's idle neighbour does not help it; 0 (default) = helps */
-  double helper_share;          /* < 0 (default -1) = min(0.45, 0.5 - T / 16384), off below 0.3 */
+  double helper_share;          /* at most 1; < 0 (default -1) = min(0.45, 0.5 - T / 16384), off below 0.3; NaN
+                                   is an error */
   int32_t helper_exact;         /* 1 = helped output equals unhelped bit for bit (rows cross as F32) */
 } strata_session_params;
 

@@ -1,4 +1,5 @@
 /* The C ABI from C11: a full generate loop and every error path (NULLs, bad files, wrong sizes, context overflow). */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,6 +180,22 @@ static void test_generate(const char* model_path) {
   strata_session_params_init(&bad);
   bad.kv_type = (strata_kv_type)42;
   CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+  /* Shares: in [0, 1] or negative (automatic); NaN and more than 1 are refused, naming the field. */
+  const double bad_shares[2] = {NAN, 1.5};
+  for (int i = 0; i < 2; ++i) {
+    strata_session_params_init(&bad);
+    bad.decode_cpu_share = bad_shares[i];
+    CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(strata_last_error(), "decode_cpu_share must be in [0, 1]") != NULL);
+    strata_session_params_init(&bad);
+    bad.peer_share = bad_shares[i];
+    CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(strata_last_error(), "peer_share") != NULL);
+    strata_session_params_init(&bad);
+    bad.helper_share = bad_shares[i];
+    CHECK_STATUS(strata_session_new(model, &bad, &s3), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(strata_last_error(), "helper_share") != NULL);
+  }
   CHECK(s3 == NULL);
 
   strata_free(ids);

@@ -1,6 +1,7 @@
 // The architecture registry: rows by general.architecture, the shared and per-row hyperparameters, each row's
 // tensor list, and the roles everything after binding walks.
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <unistd.h>
 
@@ -175,4 +176,20 @@ TEST_CASE("tensors: every role has a kind, and binding fills the roles of the ro
     CHECK(dense + w.token_embd.nbytes + w.output_norm.nbytes + w.output.nbytes == w.dense_bytes);
   }
   std::filesystem::remove(path);
+}
+
+TEST_CASE("registry: float hyperparameters are finite and in range") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::string eps = "qwen3moe.attention.layer_norm_rms_epsilon";
+  const std::string base = "qwen3moe.rope.freq_base";
+  for (const float bad : {inf, nan, 0.0f, -1e-6f, 2.0f})
+    CHECK_FAILS_WITH(ConfigFile("qwen3moe", {{eps, GgufValue::f32(bad)}}).read(), STRATA_ERR_FORMAT,
+                     "metadata '" + eps + "' must be in (0, 1]");
+  for (const float bad : {inf, nan, 1e-30f, 1.0f, -1e6f, 1e13f})
+    CHECK_FAILS_WITH(ConfigFile("qwen3moe", {{base, GgufValue::f32(bad)}}).read(), STRATA_ERR_FORMAT,
+                     "metadata '" + base + "' must be in (1, 1000000000000]");
+  const ModelConfig c = ConfigFile("qwen3moe", {{eps, GgufValue::f32(1e-5f)}, {base, GgufValue::f32(1e7f)}}).read();
+  CHECK(c.rms_eps == 1e-5f);
+  CHECK(c.layers[0].attention.rope.freq_base == 1e7f);
 }

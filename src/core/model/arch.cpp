@@ -21,7 +21,8 @@ void read_shared(const HParams& k, ModelConfig& c) {
   RopeSpec rope;
   rope.n_rot = k.optional("rope.dimension_count", c.head_dim_k, 2, c.head_dim_k);
   if (rope.n_rot % 2 != 0) fail(STRATA_ERR_FORMAT, "gguf: rope.dimension_count {} is odd", rope.n_rot);
-  rope.freq_base = k.positive("rope.freq_base", 10000.0f);
+  // Real bases run from 1e4 to 1e7; at or below 1 the rotations do not slow with the dimension.
+  rope.freq_base = k.real_in("rope.freq_base", 10000.0f, 1.0f, 1e12f);
   // Scaled RoPE (linear or YaRN) changes every rotation; computing it unscaled would be silently wrong.
   const std::string scaling = k.string("rope.scaling.type", "linear");
   const char* factor_key = k.has("rope.scaling.factor") ? "rope.scaling.factor" : "rope.scale_linear";
@@ -35,7 +36,7 @@ void read_shared(const HParams& k, ModelConfig& c) {
          "models are supported", c.arch_name, k.full_name("expert_count"));
   c.n_expert_used = k.required("expert_used_count", 1, c.n_expert);
   c.n_ctx_train = k.optional("context_length", 4096, 1, 1 << 24);
-  c.rms_eps = k.positive("attention.layer_norm_rms_epsilon", 1e-6f);
+  c.rms_eps = k.real_in("attention.layer_norm_rms_epsilon", 1e-6f, 0.0f, 1.0f);  // real files: 1e-6 and 1e-5
   LayerSpec layer;
   layer.attention.rope = rope;
   c.layers.assign(static_cast<size_t>(c.n_layer), layer);

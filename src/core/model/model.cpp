@@ -69,9 +69,11 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const ModelOpt
   m->config_.n_vocab = static_cast<int32_t>(embd->ne[1]);
   m->weights_ = bind_weights(m->file_, m->config_);
   m->tokenizer_ = std::make_unique<Tokenizer>(vocab_from_gguf(m->file_));
-  if (m->tokenizer_->n_vocab() > m->config_.n_vocab)
-    fail(STRATA_ERR_FORMAT, "model: the vocabulary has {} tokens but token_embd has only {} rows",
-         m->tokenizer_->n_vocab(), m->config_.n_vocab);
+  // One row of token_embd and of the output head per token, as llama.cpp requires: a head with more rows would
+  // sample ids the tokenizer cannot print (output.weight's rows are checked against token_embd's when bound).
+  if (m->tokenizer_->n_vocab() != m->config_.n_vocab)
+    fail(STRATA_ERR_FORMAT, "model: the vocabulary has {} tokens but token_embd.weight and the output head have {} "
+         "rows", m->tokenizer_->n_vocab(), m->config_.n_vocab);
   m->eot_ = m->tokenizer_->find("<|im_end|>").value_or(m->tokenizer_->eos());
   m->adapt_swaps_ = options.adapt_swaps;
   const size_t n_pairs = static_cast<size_t>(m->config_.n_layer) * m->config_.n_expert;

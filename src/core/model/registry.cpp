@@ -36,9 +36,10 @@ bool HParams::has(const char* key) const { return file_.has(full_name(key)); }
 
 float HParams::real(const char* key, float fallback) const { return file_.get_f32_or(full_name(key), fallback); }
 
-float HParams::positive(const char* key, float fallback) const {
+float HParams::real_in(const char* key, float fallback, float lo, float hi) const {
   const float v = real(key, fallback);
-  if (!(v > 0.0f)) fail(STRATA_ERR_FORMAT, "gguf: metadata '{}' must be positive, got {}", full_name(key), v);
+  if (!(v > lo && v <= hi))
+    fail(STRATA_ERR_FORMAT, "gguf: metadata '{}' must be in ({}, {}], got {}", full_name(key), lo, hi, v);
   return v;
 }
 

@@ -28,7 +28,7 @@ class HParams {
   int32_t required(const char* key, int64_t lo, int64_t hi) const;
   int32_t optional(const char* key, int64_t fallback, int64_t lo, int64_t hi) const;
   float real(const char* key, float fallback) const;
-  float positive(const char* key, float fallback) const;  // real(), and it must be > 0
+  float real_in(const char* key, float fallback, float lo, float hi) const;  // real(), in (lo, hi]: finite
   std::string string(const char* key, std::string_view fallback) const;
   std::string full_name(const char* key) const { return prefix_ + key; }
 

@@ -40,6 +40,12 @@ void apply_env(SessionOptions& o) {
   if (const auto v = env_number(EnvVar::PrefillHelpFrac)) o.helper_share = *v;
 }
 
+// A share option: a fraction in [0, 1], or a negative value for the cost model's choice. NaN is neither.
+void check_share(double share, const char* name) {
+  if (!(share <= 1))
+    fail(STRATA_ERR_INVALID_ARGUMENT, "session: {} must be in [0, 1] (or < 0 for automatic), got {}", name, share);
+}
+
 }  // namespace
 
 Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
@@ -55,13 +61,10 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options)
   if (options_.chunk_size == 0) options_.chunk_size = model_->residency().chunk;
   // No chunk holds more tokens than the context: larger buffers would never fill.
   options_.chunk_size = std::min(options_.chunk_size, options_.n_ctx);
-  if (options_.decode_cpu_share > 1)
-    fail(STRATA_ERR_INVALID_ARGUMENT, "session: decode_cpu_share must be <= 1 (or < 0 for automatic), got {}",
-         options_.decode_cpu_share);
+  check_share(options_.decode_cpu_share, "decode_cpu_share");
   apply_env(options_);
-  if (options_.peer_share > 1 || options_.helper_share > 1)
-    fail(STRATA_ERR_INVALID_ARGUMENT, "session: peer_share and helper_share must be <= 1 (or < 0 for automatic), got "
-         "{} and {}", options_.peer_share, options_.helper_share);
+  check_share(options_.peer_share, "peer_share");
+  check_share(options_.helper_share, "helper_share");
   options_.peer_pieces = resolve_peer_pieces(options_.peer_pieces);
   pipeline_ = std::make_unique<Pipeline>(*model_, options_);
   expert_counts_.assign(static_cast<size_t>(c.n_layer) * c.n_expert, 0);
