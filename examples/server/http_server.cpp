@@ -15,6 +15,10 @@
 namespace server {
 namespace {
 
+// One line on stderr. A request's method and path (decoded: %0a is a newline) and the messages that quote a
+// client go through strata::printable, so that no client can write a line of its own or a terminal escape.
+void log_line(const std::string& line) { fmt::print(stderr, "strata-server: {}\n", strata::printable(line)); }
+
 // How often a request waiting for its job checks that its client is still there.
 constexpr std::chrono::milliseconds kPoll{100};
 // How long stop() lets the responses being written finish.
@@ -130,7 +134,7 @@ httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_k
     } catch (const ApiError& e) {
       reply_error(res, e);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "strata-server: {} {}: {}\n", req.method, req.path, e.what());
+      log_line(fmt::format("{} {}: {}", req.method, req.path, e.what()));
       reply_error(res, ApiError(500, "server_error", fmt::format("The server failed: {}", e.what())));
     }
   };
@@ -308,7 +312,7 @@ void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Del
         if (!ended) return true;
         const Outcome& o = d->job->outcome();
         if (o.finish == Finish::Error || o.finish == Finish::Cancelled) {
-          fmt::print(stderr, "strata-server: {} failed: {}\n", d->reply.id, o.error);
+          log_line(fmt::format("{} failed: {}", d->reply.id, o.error));
           return false;
         }
         const std::string body = to_text(full_response(d->reply, d->text, o));
@@ -329,7 +333,7 @@ HttpServer::HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions o
   // httplib takes ownership of the queue it is handed (and deletes it).
   impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   impl_->http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    fmt::print(stderr, "strata-server: {} {} {}\n", req.method, req.path, res.status);
+    log_line(fmt::format("{} {} {}", req.method, req.path, res.status));
   });
   impl_->routes();
 }

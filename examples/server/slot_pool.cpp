@@ -153,7 +153,8 @@ void SlotPool::count(const Outcome& outcome) {
 void SlotPool::log(const std::string& id, const Outcome& o, double seconds) {
   static constexpr const char* kFinish[] = {"stop", "length", "cancelled", "failed"};
   fmt::print(stderr, "strata-server: {}: {} prompt + {} completion tokens, {} in {:.2f} s{}{}\n", id, o.prompt_tokens,
-             o.completion_tokens, kFinish[static_cast<int>(o.finish)], seconds, o.error.empty() ? "" : ": ", o.error);
+             o.completion_tokens, kFinish[static_cast<int>(o.finish)], seconds, o.error.empty() ? "" : ": ",
+             strata::printable(o.error));
 }
 
 // The generate loop of the strata CLI, with the text turned into client text

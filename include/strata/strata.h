@@ -83,6 +83,15 @@ STRATA_API const char* strata_status_name(strata_status status);
  * documented as "free with strata_free". NULL is accepted. */
 STRATA_API void strata_free(void* ptr);
 
+/* A copy of len bytes of untrusted text (a request line, a client's message,
+ * metadata) safe to print on one line of a log or a terminal: valid UTF-8
+ * passes unchanged but for the control characters (U+0000-U+001F,
+ * U+007F-U+009F), written \n, \r, \t, \xHH or \u0080-\u009f, and every
+ * byte that is not valid UTF-8, written \xHH. strata_last_error()'s messages
+ * are already in this form. *out_text is NUL-terminated; free it with
+ * strata_free. Errors: INVALID_ARGUMENT (text NULL with len > 0, out_text NULL). */
+STRATA_API strata_status strata_printable(const char* text, size_t len, char** out_text);
+
 /* Parses a byte size as the CLI and server options take it ("12GiB", "800MB",
  * "1.5G", "4096", "64 KiB") into *out_bytes. Units, case-insensitive: B,
  * K/KiB, M/MiB, G/GiB, T/TiB (powers of 1024), KB, MB, GB, TB (powers of

@@ -286,6 +286,14 @@ inline std::string chat_format(std::span<const ChatMessage> messages, bool add_g
   return std::string(text);
 }
 
+// Untrusted text as one printable line for logs and terminals (strata_printable).
+inline std::string printable(std::string_view text) {
+  char* out = nullptr;
+  detail::check(strata_printable(text.data(), text.size(), &out));
+  std::unique_ptr<void, detail::Free> owner(out);
+  return std::string(out);
+}
+
 // Bytes of a size such as "12GiB" or "800MB" (strata_parse_size); throws Error naming the text.
 inline uint64_t parse_size(const std::string& text) {
   uint64_t bytes = 0;

@@ -339,6 +339,26 @@ static void test_errors(const char* model_path) {
 
 /* What a careless or older caller passes: sizes of older headers, counts past the buffer, negative enums. Under
  * the sanitizer build a read past a malloc'd buffer or an enum out of its type's range fails the test. */
+/* Untrusted text for logs and terminals; error messages quoting a caller's text are in that form already. */
+static void test_printable(void) {
+  char* out = NULL;
+  const char text[] = "GET /x\nstrata: forged\x1b[2J\xff";
+  CHECK_STATUS(strata_printable(text, sizeof text - 1, &out), STRATA_OK);
+  CHECK(out && strcmp(out, "GET /x\\nstrata: forged\\x1b[2J\\xff") == 0);
+  strata_free(out);
+  out = NULL;
+  CHECK_STATUS(strata_printable(NULL, 0, &out), STRATA_OK);
+  CHECK(out && out[0] == '\0');
+  strata_free(out);
+  CHECK_STATUS(strata_printable(NULL, 3, &out), STRATA_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(strata_printable(text, 3, NULL), STRATA_ERR_INVALID_ARGUMENT);
+  strata_model* model = NULL;
+  CHECK_STATUS(strata_model_load("/nonexistent/\x1b]0;title\x07\nstrata: forged.gguf", NULL, &model),
+               STRATA_ERR_IO);
+  CHECK(strchr(strata_last_error(), '\x1b') == NULL && strchr(strata_last_error(), '\n') == NULL);
+  CHECK(strstr(strata_last_error(), "\\x1b]0;title\\x07\\nstrata: forged.gguf") != NULL);
+}
+
 /* Byte sizes: the parser the CLI and the server use, every refusal naming the text. */
 static void test_parse_size(void) {
   uint64_t bytes = 0;
@@ -513,6 +533,7 @@ int main(int argc, char** argv) {
   test_errors(model_path);
   test_abi(model_path);
   test_parse_size();
+  test_printable();
   test_busy(model_path);
   test_generate(model_path);
   test_stages(model_path);

@@ -36,6 +36,7 @@ function startServer({ slots = 2, queue = 64 } = {}) {
   servers.add(proc);
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; if (stderr.length > 1e6) stderr = stderr.slice(-1e5); });
+  proc.stderrText = () => stderr;
   proc.on('exit', (code, sig) => {
     servers.delete(proc);
     if (!proc.stopping) fail(new Error(`server exited (${code ?? sig}):\n${stderr.slice(-4000)}`));
@@ -355,6 +356,18 @@ async function testQueueAndShutdown() {
   log('queue full: 503; SIGTERM ended the running and the queued stream with an error event and exited 0');
 }
 
+// Log injection: a path's %0a (decoded to a newline by the server) and an ESC byte neither start a log line of
+// the client's nor reach the terminal; the log shows them escaped.
+async function testLogLines(base, proc) {
+  await raw(base, '/v1/x%0astrata-server:%20FORGED%1b[31m', { method: 'GET' });
+  await waitFor('the request in the log', () => proc.stderrText().includes('FORGED'));
+  const text = proc.stderrText();
+  assert.ok(!/^strata-server: FORGED/m.test(text), 'a client wrote a log line of its own');
+  assert.ok(!text.includes('\x1b'), 'an ESC byte reached the log');
+  assert.ok(text.includes('/v1/x\\nstrata-server: FORGED\\x1b[31m'), text.slice(-2000));
+  log('log lines: a newline and an ESC in the path are written escaped');
+}
+
 async function main() {
   const { proc, base } = await startServer();
   const client = new OpenAI({ baseURL: base + '/v1', apiKey: KEY, timeout: REQUEST_MS, maxRetries: 0 });
@@ -366,6 +379,7 @@ async function main() {
   await testSampling(client);
   await testCompletions(client);
   await testErrors(base, client);
+  await testLogLines(base, proc);
   await testDisconnect(base, client);
   await testLoad(base, client);
   await stopServer(proc);

@@ -119,3 +119,15 @@ TEST_CASE("utf8: encode then decode every scalar value") {
   utf8_append(s, 0x10FFFF);
   CHECK(s == "\xF4\x8F\xBF\xBF");
 }
+
+TEST_CASE("printable: control characters and invalid bytes escaped, other UTF-8 unchanged") {
+  CHECK(printable("plain text, 中文, é") == "plain text, 中文, é");
+  CHECK(printable("a\nb\rc\td") == "a\\nb\\rc\\td");
+  CHECK(printable("\x1b[31mred\x07") == "\\x1b[31mred\\x07");
+  CHECK(printable(std::string_view("nul\0end", 7)) == "nul\\x00end");
+  CHECK(printable("del\x7f") == "del\\x7f");
+  CHECK(printable("csi\xc2\x9b" "1m nel\xc2\x85") == "csi\\u009b1m nel\\u0085");  // C1 controls in UTF-8
+  CHECK(printable("raw\x9b" "bad\xff\xc3") == "raw\\x9bbad\\xff\\xc3");          // not UTF-8: byte by byte
+  CHECK(printable("\xe2\x80\xa8") == "\xe2\x80\xa8");  // U+2028 is not a terminal control: kept
+  CHECK(printable("") == "");
+}

@@ -25,6 +25,7 @@
 #include "core/runtime/sampler.h"
 #include "core/runtime/session.h"
 #include "core/text/chat.h"
+#include "core/text/unicode.h"
 
 using strata::core::Error;
 using strata::core::fail;
@@ -46,8 +47,9 @@ namespace {
 
 thread_local std::string g_last_error;
 
+// Messages name keys, tensors and texts from files and callers: printable() keeps them to one safe line.
 strata_status set_error(strata_status status, const char* message) {
-  g_last_error = message;
+  g_last_error = strata::core::printable(message);
   return status;
 }
 
@@ -79,8 +81,8 @@ class InUse {
   template <typename T>
   InUse(const T* object, const char* what) : busy_(object->busy) {
     if (busy_.exchange(true, std::memory_order_acquire))
-      fail(STRATA_ERR_BUSY, "{}: another call is running on this {} (one thread at a time, no calls from its callbacks)",
-           what, what);
+      fail(STRATA_ERR_BUSY,
+           "{}: another call is running on this {} (one thread at a time, no calls from its callbacks)", what, what);
   }
   InUse(const InUse&) = delete;
   InUse& operator=(const InUse&) = delete;
@@ -184,6 +186,15 @@ STRATA_API const char* strata_status_name(strata_status status) {
 }
 
 STRATA_API void strata_free(void* ptr) { std::free(ptr); }
+
+STRATA_API strata_status strata_printable(const char* text, size_t len, char** out_text) {
+  return guarded([&] {
+    if (!text && len > 0) fail(STRATA_ERR_INVALID_ARGUMENT, "text is NULL with len {}", len);
+    require(out_text, "out_text");
+    const std::string p = strata::core::printable(text ? std::string_view(text, len) : std::string_view());
+    *out_text = copy_out(p.data(), p.size());
+  });
+}
 
 STRATA_API strata_status strata_parse_size(const char* text, uint64_t* out_bytes) {
   return guarded([&] {

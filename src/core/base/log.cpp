@@ -2,8 +2,10 @@
 #include "core/base/log.h"
 
 #include <cstdio>
+#include <string>
 
 #include "core/base/env.h"
+#include "core/text/unicode.h"
 
 namespace strata::core {
 
@@ -12,8 +14,8 @@ bool log_enabled() {
 }
 
 void log_line(std::string_view level, std::string_view message) {
-  std::fprintf(stderr, "strata: %.*s: %.*s\n", static_cast<int>(level.size()), level.data(),
-               static_cast<int>(message.size()), message.data());
+  const std::string line = printable(message);  // file names, metadata: nothing in them starts a line or an escape
+  std::fprintf(stderr, "strata: %.*s: %s\n", static_cast<int>(level.size()), level.data(), line.c_str());
 }
 
 }  // namespace strata::core

@@ -9,6 +9,7 @@
 #include "core/gguf/gguf.h"
 #include "core/model/arch.h"
 #include "core/quant/quant.h"
+#include "core/text/unicode.h"
 #include "core/text/vocab_gguf.h"
 
 namespace strata::core {
@@ -24,12 +25,12 @@ void append_config(std::string& out, const GgufFile& file) {
                    "architecture: {}{}\n"
                    "  layers {}  embedding {}  heads {} (kv {})  head dim {}/{}  rope dims {}\n"
                    "  experts {} (top-{})  expert FFN {}  context {}  rms eps {:g}  rope base {:g}\n",
-                   c.arch_name, c.name.empty() ? "" : fmt::format(" ('{}')", c.name), c.n_layer, c.n_embd, c.n_head,
-                   c.n_head_kv, c.head_dim_k, c.head_dim_v, rope.n_rot, c.n_expert, c.n_expert_used, c.n_ff_exp,
-                   c.n_ctx_train, c.rms_eps, rope.freq_base);
+                   printable(c.arch_name), c.name.empty() ? "" : fmt::format(" ('{}')", printable(c.name)), c.n_layer,
+                   c.n_embd, c.n_head, c.n_head_kv, c.head_dim_k, c.head_dim_v, rope.n_rot, c.n_expert, c.n_expert_used,
+                   c.n_ff_exp, c.n_ctx_train, c.rms_eps, rope.freq_base);
   } catch (const Error& e) {
     fmt::format_to(std::back_inserter(out), "architecture: {} (not runnable: {})\n",
-                   file.get_string_or("general.architecture", "?"), e.what());
+                   printable(file.get_string_or("general.architecture", "?")), printable(e.what()));
   }
 }
 
@@ -78,10 +79,10 @@ void append_tokenizer(std::string& out, const GgufFile& file) {
     auto piece = [&](int32_t id) { return id >= 0 && id < static_cast<int32_t>(v.tokens.size()) ? v.tokens[id] : "-"; };
     fmt::format_to(std::back_inserter(out),
                    "tokenizer: {} / pre {}: {} tokens ({} control), {} merges; bos {} eos {} ({}) pad {} ({})\n",
-                   v.model, v.pre, v.tokens.size(), control, v.merges.size(), v.bos_id, v.eos_id, piece(v.eos_id),
-                   v.pad_id, piece(v.pad_id));
+                   printable(v.model), printable(v.pre), v.tokens.size(), control, v.merges.size(), v.bos_id, v.eos_id,
+                   printable(piece(v.eos_id)), v.pad_id, printable(piece(v.pad_id)));
   } catch (const Error& e) {
-    fmt::format_to(std::back_inserter(out), "tokenizer: unreadable ({})\n", e.what());
+    fmt::format_to(std::back_inserter(out), "tokenizer: unreadable ({})\n", printable(e.what()));
   }
 }
 
@@ -89,7 +90,8 @@ void append_tokenizer(std::string& out, const GgufFile& file) {
 
 std::string inspect_file(const std::string& path) {
   const GgufFile file = GgufFile::open(path);
-  std::string out = fmt::format("file: {} ({})\n", path, gb(file.bytes().size()));
+  // Strings from the file are printable(): the report goes to terminals.
+  std::string out = fmt::format("file: {} ({})\n", printable(path), gb(file.bytes().size()));
   append_config(out, file);
   append_tensors(out, file);
   append_tokenizer(out, file);

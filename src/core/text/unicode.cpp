@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace strata::core {
 
 uint8_t codepoint_class(uint32_t cp) {
@@ -70,6 +72,30 @@ void utf8_append(std::string& out, uint32_t cp) {
     out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
     out.push_back(char(0x80 | (cp & 0x3F)));
   }
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const Utf8Char c = utf8_decode(text, pos);
+    const bool control = c.cp < 0x20 || (c.cp >= 0x7F && c.cp <= 0x9F);
+    if (c.cp == kInvalidCodepoint) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[pos]));
+    } else if (c.cp == '\n') {
+      out += "\\n";
+    } else if (c.cp == '\r') {
+      out += "\\r";
+    } else if (c.cp == '\t') {
+      out += "\\t";
+    } else if (control) {
+      out += c.cp < 0x80 ? fmt::format("\\x{:02x}", c.cp) : fmt::format("\\u{:04x}", c.cp);
+    } else {
+      out.append(text.substr(pos, c.len));
+    }
+    pos += c.len;
+  }
+  return out;
 }
 
 }  // namespace strata::core

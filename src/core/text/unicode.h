@@ -44,6 +44,12 @@ bool utf8_valid(std::string_view s);
 // Appends the UTF-8 encoding of cp (<= 0x10FFFF, not a surrogate).
 void utf8_append(std::string& out, uint32_t cp);
 
+// The text as printable characters on one line, for logs, error messages and terminals: valid UTF-8 passes
+// unchanged but for the control characters (U+0000-U+001F, U+007F-U+009F), written \n, \r, \t, \xHH or
+// \u0080-\u009f, and every byte that is not valid UTF-8, written \xHH. What an input holds can then neither
+// start a log line nor send a terminal escape.
+std::string printable(std::string_view text);
+
 namespace detail {
 struct CodepointRange {
   uint32_t first, last;
