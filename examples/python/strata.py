@@ -2,7 +2,7 @@
 
     import strata
     with strata.Model("model.gguf") as model, model.session(n_ctx=2048) as session:
-        session.prompt(model.tokenize(strata.chat_format([{"role": "user", "content": "Hi"}]), special=True))
+        session.prompt(model.chat_tokenize([{"role": "user", "content": "Hi"}]))
         with strata.Sampler(temperature=0.7, seed=42) as sampler:
             print(model.detokenize(session.generate(sampler, max_tokens=64)))
 
@@ -121,6 +121,8 @@ _SIGNATURES = {
                              ctypes.POINTER(ctypes.c_size_t)]),
     "strata_detokenize": (_S, [_P, _c_int32_p, ctypes.c_size_t, _PP, ctypes.POINTER(ctypes.c_size_t)]),
     "strata_chat_format": (_S, [ctypes.POINTER(_ChatMessage), ctypes.c_size_t, ctypes.c_int, _PP]),
+    "strata_chat_tokenize": (_S, [_P, ctypes.POINTER(_ChatMessage), ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                                  ctypes.POINTER(_c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
     "strata_session_params_init": (None, [ctypes.POINTER(_SessionParams)]),
     "strata_session_new": (_S, [_P, ctypes.POINTER(_SessionParams), _PP]),
     "strata_session_free": (None, [_P]),
@@ -203,13 +205,19 @@ def version():
     return library().strata_version_string().decode()
 
 
-def chat_format(messages, add_generation_prompt=True):
-    """ChatML text of messages ({"role", "content"} dicts or (role, content) pairs); tokenize it with special=True."""
+def _chat_messages(messages):
+    """The C array of messages ({"role", "content"} dicts or (role, content) pairs) and its length."""
     pairs = [(m["role"], m["content"]) if isinstance(m, dict) else tuple(m) for m in messages]
     encoded = [(_encode(r), _encode(c)) for r, c in pairs]
-    c_messages = (_ChatMessage * len(encoded))(*[_ChatMessage(r, c) for r, c in encoded])
+    return (_ChatMessage * len(encoded))(*[_ChatMessage(r, c) for r, c in encoded]), len(encoded)
+
+
+def chat_format(messages, add_generation_prompt=True):
+    """ChatML text of messages ({"role", "content"} dicts or (role, content) pairs); Model.chat_tokenize gives its
+    tokens."""
+    c_messages, n = _chat_messages(messages)
     out = ctypes.c_void_p()
-    _check(library().strata_chat_format(c_messages, len(encoded), int(add_generation_prompt), ctypes.byref(out)))
+    _check(library().strata_chat_format(c_messages, n, int(add_generation_prompt), ctypes.byref(out)))
     try:
         return ctypes.string_at(out).decode("utf-8")
     finally:
@@ -313,6 +321,18 @@ class Model(_Handle):
         data = _encode(text)
         ids, n = _c_int32_p(), ctypes.c_size_t()
         _check(library().strata_tokenize(self._h(), data, len(data), int(special), ctypes.byref(ids), ctypes.byref(n)))
+        try:
+            return list(ids[:n.value])
+        finally:
+            library().strata_free(ids)
+
+    def chat_tokenize(self, messages, add_generation_prompt=True, content_special=False):
+        """Token ids of a ChatML chat (messages as for chat_format). Only the template's markers become control
+        tokens; a marker written in a message stays text unless content_special=True."""
+        c_messages, n_messages = _chat_messages(messages)
+        ids, n = _c_int32_p(), ctypes.c_size_t()
+        _check(library().strata_chat_tokenize(self._h(), c_messages, n_messages, int(add_generation_prompt),
+                                              int(content_special), ctypes.byref(ids), ctypes.byref(n)))
         try:
             return list(ids[:n.value])
         finally:

@@ -205,8 +205,10 @@ httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::
 Generation HttpServer::Impl::generation_of(const Request& r) const {
   Generation g;
   const char* prompt_param = r.endpoint == Endpoint::Chat ? "messages" : "prompt";
-  if (r.prompt_tokens.empty()) {
-    g.prompt = model.tokenize(r.prompt_text, r.prompt_special);
+  if (r.endpoint == Endpoint::Chat) {
+    g.prompt = model.chat_tokenize(r.messages, true, options.content_control_tokens);
+  } else if (r.prompt_tokens.empty()) {
+    g.prompt = model.tokenize(r.prompt_text, true);  // a raw prompt may spell out a chat template
   } else {
     const int32_t n_vocab = model.info().n_vocab;
     for (size_t i = 0; i < r.prompt_tokens.size(); ++i)

@@ -20,6 +20,7 @@ struct HttpOptions {
   size_t max_body_bytes = 4u << 20;  // larger request bodies get 413
   int32_t max_tokens_default = -1;   // max_tokens when a request gives none; -1: to the end of the context
   int http_threads = 16;             // connections served at once (each waiting request holds one)
+  bool content_control_tokens = false;  // chat: match control tokens in message text too (trusted clients)
 };
 
 class HttpServer {

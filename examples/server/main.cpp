@@ -20,6 +20,7 @@ struct ServerOptions {
   int32_t queue = 16;
   int32_t max_tokens = -1;
   int http_threads = 0;
+  bool content_control_tokens = false;
   cli::EngineOptions engine;
 };
 
@@ -62,6 +63,7 @@ int serve(const ServerOptions& o) {
   http.api_key = o.api_key;
   http.max_body_bytes = max_body;
   http.max_tokens_default = o.max_tokens;
+  http.content_control_tokens = o.content_control_tokens;
   // A thread per waiting request, and a few more so that /health answers when all are taken.
   http.http_threads = o.http_threads > 0 ? o.http_threads : o.slots + o.queue + 4;
   server::HttpServer server(model, pool, http);
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens", o.max_tokens, "max_tokens of requests that give none (-1: to the end of the context)")
       ->capture_default_str();
   app.add_option("--http-threads", o.http_threads, "Connections served at once (default: slots + queue + 4)");
+  app.add_flag("--content-control-tokens", o.content_control_tokens,
+               "Chat: turn markers such as <|im_end|> in message text into control tokens (trusted clients only)");
   o.engine.add_to(app);
   try {
     app.parse(argc, argv);

@@ -106,7 +106,6 @@ void read_messages(const Json& body, Request& r) {
     throw invalid_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter");
   if (!messages->is_array()) throw wrong_type("messages", "an array", *messages);
   if (messages->empty()) throw bad_value("messages", "at least one message is needed");
-  std::vector<strata::ChatMessage> chat;
   for (size_t i = 0; i < messages->size(); ++i) {
     const Json& m = (*messages)[i];
     const std::string name = fmt::format("messages[{}]", i);
@@ -117,10 +116,8 @@ void read_messages(const Json& body, Request& r) {
                             "missing_required_parameter");
     std::string role_text = get_text(*role, name + ".role");
     if (role_text.empty()) throw bad_value(name + ".role", "the role is empty");
-    chat.push_back({std::move(role_text), message_content(m, name + ".content")});
+    r.messages.push_back({std::move(role_text), message_content(m, name + ".content")});
   }
-  r.prompt_text = strata::chat_format(chat, true);
-  r.prompt_special = true;  // the ChatML markers are control tokens
 }
 
 std::vector<int32_t> token_ids(const Json& array, const std::string& name) {
@@ -142,7 +139,6 @@ std::vector<int32_t> token_ids(const Json& array, const std::string& name) {
 void read_prompt(const Json& body, Request& r) {
   const Json* prompt = field(body, "prompt");
   if (!prompt) throw invalid_request("Missing required parameter: 'prompt'.", "prompt", "missing_required_parameter");
-  r.prompt_special = true;  // a raw prompt may spell out a chat template
   if (prompt->is_string()) {
     r.prompt_text = prompt->get<std::string>();
     return;

@@ -38,10 +38,10 @@ struct Request {
   std::string model;  // as the client named it; empty when it named none
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
-  // The prompt: text (chat: the ChatML of the messages, which holds control
-  // tokens) or, for a completion given as token ids, the ids.
+  // The prompt: a chat's messages, a completion's text (which may spell out
+  // control tokens), or a completion's token ids.
+  std::vector<strata::ChatMessage> messages;
   std::string prompt_text;
-  bool prompt_special = false;  // tokenize prompt_text with control tokens
   std::vector<int32_t> prompt_tokens;
   int32_t max_tokens = -1;      // -1: not given
   float temperature = 1.0f;     // OpenAI's default

@@ -25,16 +25,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void run(const RunOptions& o) {
   const auto model = strata::Model::load(o.model, o.engine.model_params(true));
-  std::string text = o.file.empty() ? o.prompt : read_file(o.file);
-  bool special = o.special;
+  const std::string text = o.file.empty() ? o.prompt : read_file(o.file);
+  std::vector<int32_t> tokens;
   if (o.chat) {
     std::vector<strata::ChatMessage> messages;
     if (!o.system.empty()) messages.push_back({"system", o.system});
     messages.push_back({"user", text});
-    text = strata::chat_format(messages, true);
-    special = true;
+    tokens = model.chat_tokenize(messages, true, o.special);
+  } else {
+    tokens = model.tokenize(text, o.special);
   }
-  const std::vector<int32_t> tokens = model.tokenize(text, special);
   if (tokens.empty()) throw std::invalid_argument("the prompt is empty");
   auto session = model.new_session(o.engine.session_params(true));
   strata::Sampler sampler(o.sampling);
@@ -78,7 +78,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a ChatML user turn");
   cmd->add_option("--system", o->system, "System message for --chat");
-  cmd->add_flag("--special", o->special, "Parse control tokens such as <|im_start|> in the prompt");
+  cmd->add_flag("--special", o->special,
+                "Parse control tokens such as <|im_start|> in the prompt (with --chat: in the messages)");
   cmd->add_option("--temp", o->sampling.temperature, "Temperature (0 = greedy)");
   cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0 = off)");
   cmd->add_option("--top-p", o->sampling.top_p, "Top-p (1 = off)");

@@ -215,7 +215,7 @@ STRATA_API strata_status strata_tokenize(const strata_model* model, const char* 
 STRATA_API strata_status strata_detokenize(const strata_model* model, const int32_t* tokens, size_t n_tokens,
                                            char** out_text, size_t* out_len);
 
-/* One chat message for strata_chat_format(). */
+/* One chat message for strata_chat_format() and strata_chat_tokenize(). */
 typedef struct strata_chat_message {
   const char* role;     /* "system", "user", "assistant", ... */
   const char* content;  /* UTF-8 */
@@ -226,6 +226,18 @@ typedef struct strata_chat_message {
  * *out_text is NUL-terminated; free it with strata_free. Errors: INVALID_ARGUMENT. */
 STRATA_API strata_status strata_chat_format(const strata_chat_message* messages, size_t n_messages,
                                             int add_generation_prompt, char** out_text);
+
+/* The tokens of strata_chat_format()'s text, where only the template's own
+ * "<|im_start|>" and "<|im_end|>" become control tokens: a marker spelled in
+ * a role or a content stays text, so a message cannot forge another turn.
+ * content_special != 0 matches control tokens in roles and contents too
+ * (strata_tokenize of the whole text with parse_special, for callers that
+ * trust their messages). For messages without markers both give the same
+ * ids. *out_tokens is an array of *out_count ids; free it with strata_free.
+ * Errors: INVALID_ARGUMENT. */
+STRATA_API strata_status strata_chat_tokenize(const strata_model* model, const strata_chat_message* messages,
+                                              size_t n_messages, int add_generation_prompt, int content_special,
+                                              int32_t** out_tokens, size_t* out_count);
 
 /* -------------------------------------------------------------- session */
 

@@ -188,6 +188,21 @@ class Session {
   int32_t n_vocab_, n_layer_, n_expert_;
 };
 
+struct ChatMessage {
+  std::string role, content;
+};
+
+namespace detail {
+
+// The C view of messages; valid while `messages` lives.
+inline std::vector<strata_chat_message> c_messages(std::span<const ChatMessage> messages) {
+  std::vector<strata_chat_message> c;
+  for (const ChatMessage& m : messages) c.push_back({m.role.c_str(), m.content.c_str()});
+  return c;
+}
+
+}  // namespace detail
+
 class Model {
  public:
   static Model load(const std::string& path, const ModelParams& p = {}) {
@@ -242,6 +257,18 @@ class Model {
     std::unique_ptr<void, detail::Free> owner(ids);
     return std::vector<int32_t>(ids, ids + n);
   }
+  // Tokens of a ChatML chat, control tokens only where the template put them
+  // (strata_chat_tokenize); content_special also matches them in messages.
+  std::vector<int32_t> chat_tokenize(std::span<const ChatMessage> messages, bool add_generation_prompt = true,
+                                     bool content_special = false) const {
+    const std::vector<strata_chat_message> c = detail::c_messages(messages);
+    int32_t* ids = nullptr;
+    size_t n = 0;
+    detail::check(strata_chat_tokenize(handle_.get(), c.data(), c.size(), add_generation_prompt ? 1 : 0,
+                                       content_special ? 1 : 0, &ids, &n));
+    std::unique_ptr<void, detail::Free> owner(ids);
+    return std::vector<int32_t>(ids, ids + n);
+  }
   std::string detokenize(std::span<const int32_t> tokens) const {
     char* text = nullptr;
     size_t n = 0;
@@ -272,14 +299,9 @@ class Model {
   ModelInfo info_{};
 };
 
-struct ChatMessage {
-  std::string role, content;
-};
-
 // ChatML text of messages, ending with the assistant's turn opener when asked.
 inline std::string chat_format(std::span<const ChatMessage> messages, bool add_generation_prompt = true) {
-  std::vector<strata_chat_message> c;
-  for (const ChatMessage& m : messages) c.push_back({m.role.c_str(), m.content.c_str()});
+  const std::vector<strata_chat_message> c = detail::c_messages(messages);
   char* text = nullptr;
   detail::check(strata_chat_format(c.data(), c.size(), add_generation_prompt ? 1 : 0, &text));
   std::unique_ptr<void, detail::Free> owner(text);

@@ -139,6 +139,27 @@ TEST_CASE("bpe: added tokens, longest first, and control only with parse_special
   CHECK(t.piece(257) == "<c>x");
 }
 
+TEST_CASE("bpe: control tokens only inside the given ranges") {
+  Vocab v = small_vocab({"<c>", "<u>"}, {});
+  v.token_types[256] = kTokenControl;
+  v.token_types[257] = kTokenUserDefined;
+  const Tokenizer t(std::move(v));
+  using I = std::vector<int32_t>;
+  using R = std::vector<TextRange>;
+  // "<c>a<c><u>": the first "<c>" is in a range, the second is not, "<u>" is
+  // user-defined and matched anywhere.
+  CHECK(t.encode("<c>a<c><u>", R{{0, 3}}) == I{256, 'a', '<', 'c', '>', 257});
+  CHECK(t.encode("<c>a<c><u>", R{{0, 3}, {4, 7}}) == t.encode("<c>a<c><u>", true));
+  CHECK(t.encode("<c>a<c><u>", R{}) == t.encode("<c>a<c><u>", false));
+  // A range must hold the whole token.
+  CHECK(t.encode("<c>", R{{0, 2}}) == I{'<', 'c', '>'});
+  CHECK(t.encode("<c>", R{{1, 3}}) == I{'<', 'c', '>'});
+  CHECK(t.encode("x<c>", R{{0, 4}}) == I{'x', 256});
+  CHECK_THROWS_WITH(t.encode("<c>", R{{0, 4}}), Catch::Contains("past the text"));
+  CHECK_THROWS_WITH(t.encode("<c><c>", R{{3, 6}, {0, 3}}), Catch::Contains("out of order"));
+  CHECK_THROWS_WITH(t.encode("<c>", R{{2, 1}}), Catch::Contains("out of order"));
+}
+
 TEST_CASE("bpe: token text, bytes and lookups") {
   const Tokenizer t(small_vocab({"\xC4\xA0\xC4\x8A"}, {"\xC4\xA0 \xC4\x8A"}));
   CHECK(t.n_vocab() == 257);

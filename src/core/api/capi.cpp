@@ -318,18 +318,43 @@ STRATA_API strata_status strata_detokenize(const strata_model* model, const int3
   });
 }
 
+namespace {
+
+std::vector<strata::core::ChatMessage> chat_messages(const strata_chat_message* messages, size_t n_messages) {
+  if (n_messages) require(messages, "messages");
+  std::vector<strata::core::ChatMessage> msgs;
+  for (size_t i = 0; i < n_messages; ++i) {
+    if (!messages[i].role || !messages[i].content) fail(STRATA_ERR_INVALID_ARGUMENT, "message {} has a NULL field", i);
+    msgs.push_back({messages[i].role, messages[i].content});
+  }
+  return msgs;
+}
+
+}  // namespace
+
 STRATA_API strata_status strata_chat_format(const strata_chat_message* messages, size_t n_messages,
                                             int add_generation_prompt, char** out_text) {
   return guarded([&] {
-    if (n_messages) require(messages, "messages");
     require(out_text, "out_text");
-    std::vector<strata::core::ChatMessage> msgs;
-    for (size_t i = 0; i < n_messages; ++i) {
-      if (!messages[i].role || !messages[i].content) fail(STRATA_ERR_INVALID_ARGUMENT, "message {} has a NULL field", i);
-      msgs.push_back({messages[i].role, messages[i].content});
-    }
-    const std::string s = strata::core::format_chatml(msgs, add_generation_prompt != 0);
+    const std::string s =
+        strata::core::format_chatml(chat_messages(messages, n_messages), add_generation_prompt != 0).text;
     *out_text = copy_out(s.data(), s.size());
+  });
+}
+
+STRATA_API strata_status strata_chat_tokenize(const strata_model* model, const strata_chat_message* messages,
+                                              size_t n_messages, int add_generation_prompt, int content_special,
+                                              int32_t** out_tokens, size_t* out_count) {
+  return guarded([&] {
+    require(model, "model");
+    require(out_tokens, "out_tokens");
+    require(out_count, "out_count");
+    const strata::core::ChatText c =
+        strata::core::format_chatml(chat_messages(messages, n_messages), add_generation_prompt != 0);
+    const strata::core::Tokenizer& t = model->model->tokenizer();
+    const std::vector<int32_t> ids = content_special ? t.encode(c.text, true) : t.encode(c.text, c.markers);
+    *out_tokens = copy_out(ids.data(), ids.size());
+    *out_count = ids.size();
   });
 }
 

@@ -3,17 +3,30 @@
 
 namespace strata::core {
 
-std::string format_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-  std::string out;
+namespace {
+
+void add_marker(ChatText& c, std::string_view marker) {
+  c.markers.push_back({c.text.size(), c.text.size() + marker.size()});
+  c.text += marker;
+}
+
+}  // namespace
+
+ChatText format_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  ChatText c;
   for (const ChatMessage& m : messages) {
-    out += "<|im_start|>";
-    out += m.role;
-    out += '\n';
-    out += m.content;
-    out += "<|im_end|>\n";
+    add_marker(c, "<|im_start|>");
+    c.text += m.role;
+    c.text += '\n';
+    c.text += m.content;
+    add_marker(c, "<|im_end|>");
+    c.text += '\n';
   }
-  if (add_generation_prompt) out += "<|im_start|>assistant\n";
-  return out;
+  if (add_generation_prompt) {
+    add_marker(c, "<|im_start|>");
+    c.text += "assistant\n";
+  }
+  return c;
 }
 
 }  // namespace strata::core

@@ -3,6 +3,9 @@
 
 #include <span>
 #include <string>
+#include <vector>
+
+#include "core/text/tokenizer.h"
 
 namespace strata::core {
 
@@ -11,10 +14,17 @@ struct ChatMessage {
   std::string content;
 };
 
+// A rendered chat and where its template put control tokens.
+struct ChatText {
+  std::string text;
+  std::vector<TextRange> markers;  // each "<|im_start|>" and "<|im_end|>" of the template
+};
+
 // "<|im_start|>{role}\n{content}<|im_end|>\n" per message, then
 // "<|im_start|>assistant\n" when add_generation_prompt. Roles and contents
-// are copied verbatim; encode the result with parse_special = true so the
-// markers become control tokens.
-std::string format_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt);
+// are copied verbatim. Encoding text with markers as the control ranges
+// (Tokenizer::encode) makes only the template's markers control tokens;
+// a marker spelled inside a role or a content stays text.
+ChatText format_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt);
 
 }  // namespace strata::core

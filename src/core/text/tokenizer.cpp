@@ -173,6 +173,10 @@ struct Tokenizer::Impl {
 
   void bpe(std::string_view word, std::vector<int32_t>& out) const;
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
+  // Ids of text; control_ok(pos, len) says whether a control token may be
+  // matched at [pos, pos + len).
+  template <class ControlOk>
+  std::vector<int32_t> encode(std::string_view text, ControlOk control_ok) const;
   void check_id(int32_t id) const {
     if (id < 0 || std::size_t(id) >= tokens.size()) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "token id {} out of range [0, {})", id, tokens.size());
@@ -333,17 +337,19 @@ void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& 
   }
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special) const {
-  const Impl& m = *impl_;
+// Ids of text; control_ok(pos, len) says whether a control token may be
+// matched at [pos, pos + len). Added tokens are cut out of the raw text
+// first, so the pre-tokenizer regex never sees them.
+template <class ControlOk>
+std::vector<int32_t> Tokenizer::Impl::encode(std::string_view text, ControlOk control_ok) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
-  // Added tokens are cut out of the raw text first, so the regex never sees them.
   std::size_t plain_start = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const SpecialToken* hit = nullptr;
-    for (const uint32_t i : m.specials_by_first_byte[static_cast<unsigned char>(text[pos])]) {
-      const SpecialToken& s = m.specials[i];
-      if ((parse_special || !s.control) && text.substr(pos, s.text.size()) == s.text) {
+    for (const uint32_t i : specials_by_first_byte[static_cast<unsigned char>(text[pos])]) {
+      const SpecialToken& s = specials[i];
+      if ((!s.control || control_ok(pos, s.text.size())) && text.substr(pos, s.text.size()) == s.text) {
         hit = &s;
         break;
       }
@@ -352,13 +358,33 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special
       ++pos;
       continue;
     }
-    m.encode_plain(text.substr(plain_start, pos - plain_start), out);
+    encode_plain(text.substr(plain_start, pos - plain_start), out);
     out.push_back(hit->id);
     pos += hit->text.size();
     plain_start = pos;
   }
-  m.encode_plain(text.substr(plain_start), out);
+  encode_plain(text.substr(plain_start), out);
   return out;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special) const {
+  return impl_->encode(text, [parse_special](std::size_t, std::size_t) { return parse_special; });
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const TextRange> control) const {
+  for (std::size_t i = 0; i < control.size(); ++i) {
+    const TextRange& r = control[i];
+    if (r.begin > r.end || r.end > text.size() || (i > 0 && r.begin < control[i - 1].end)) {
+      fail(STRATA_ERR_INVALID_ARGUMENT, "control range {} [{}, {}) is out of order or past the text's {} bytes", i,
+           r.begin, r.end, text.size());
+    }
+  }
+  // Positions only grow, so one cursor walks the ranges.
+  std::size_t next = 0;
+  return impl_->encode(text, [&](std::size_t pos, std::size_t len) {
+    while (next < control.size() && control[next].end <= pos) ++next;
+    return next < control.size() && control[next].begin <= pos && pos + len <= control[next].end;
+  });
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids) const {

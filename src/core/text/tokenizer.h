@@ -22,6 +22,11 @@ enum TokenType : int32_t {
   kTokenByte = 6,
 };
 
+// A byte range [begin, end) of a text.
+struct TextRange {
+  std::size_t begin = 0, end = 0;
+};
+
 // Everything a tokenizer needs, laid out as GGUF stores it.
 struct Vocab {
   std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level BPE)
@@ -66,6 +71,13 @@ class Tokenizer {
   // text, control tokens only when parse_special; the longest one wins at
   // each position. Adds no BOS (the caller does, see add_bos()).
   std::vector<int32_t> encode(std::string_view utf8, bool parse_special) const;
+  // Like encode(utf8, true), except that a control token is matched only where
+  // it lies wholly inside one of `control` (ranges of utf8, in order, not
+  // overlapping); elsewhere its text is plain text. Plain text runs across
+  // range boundaries, so text whose control tokens all lie inside the ranges
+  // gives the same ids as encode(utf8, true). Throws
+  // Error(STRATA_ERR_INVALID_ARGUMENT) for ranges out of order or past the end.
+  std::vector<int32_t> encode(std::string_view utf8, std::span<const TextRange> control) const;
 
   // Concatenated token_bytes() of the ids; throws
   // Error(STRATA_ERR_INVALID_ARGUMENT) for an id outside [0, n_vocab()).
