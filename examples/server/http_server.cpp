@@ -75,7 +75,7 @@ struct HttpServer::Impl {
   SlotPool& pool;
   const HttpOptions options;
   const int64_t created = unix_now();
-  httplib::Server http;
+  ConnectionServer http{options.connections};
 
   using Handler = void (Impl::*)(const httplib::Request&, httplib::Response&);
 
@@ -119,6 +119,7 @@ void HttpServer::Impl::body_closed() {
 
 httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_key) {
   return [this, handler, needs_key](const httplib::Request& req, httplib::Response& res) {
+    http.request_read();
     try {
       if (needs_key && !options.api_key.empty()) {
         const std::string auth = req.get_header_value("Authorization");
@@ -149,7 +150,9 @@ void HttpServer::Impl::health(const httplib::Request&, httplib::Response& res) {
                    {"queued", s.queued},
                    {"completed", s.completed},
                    {"cancelled", s.cancelled},
-                   {"failed", s.failed}});
+                   {"failed", s.failed},
+                   {"connections", http.open_connections()},
+                   {"connections_dropped", http.dropped_connections()}});
 }
 
 void HttpServer::Impl::models(const httplib::Request&, httplib::Response& res) {
@@ -331,9 +334,6 @@ void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Del
 HttpServer::HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions options)
     : impl_(std::make_unique<Impl>(model, pool, std::move(options))) {
   impl_->http.set_payload_max_length(impl_->options.max_body_bytes);
-  const int threads = std::max(2, impl_->options.http_threads);
-  // httplib takes ownership of the queue it is handed (and deletes it).
-  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   impl_->http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     log_line(fmt::format("{} {} {}", req.method, req.path, res.status));
   });
@@ -342,10 +342,7 @@ HttpServer::HttpServer(const strata::Model& model, SlotPool& pool, HttpOptions o
 
 HttpServer::~HttpServer() = default;
 
-int HttpServer::bind(const std::string& host, int port) {
-  if (port == 0) return impl_->http.bind_to_any_port(host);
-  return impl_->http.bind_to_port(host, port) ? port : -1;
-}
+int HttpServer::bind(const std::string& host, int port) { return impl_->http.bind(host, port); }
 
 bool HttpServer::run() { return impl_->http.listen_after_bind(); }
 

@@ -8,9 +8,7 @@
 
 #include "slot_pool.h"
 
-namespace httplib {
-class Server;
-}
+#include "connections.h"
 
 namespace server {
 
@@ -19,7 +17,7 @@ struct HttpOptions {
   std::string api_key;               // empty: no key asked for
   size_t max_body_bytes = 4u << 20;  // larger request bodies get 413
   int32_t max_tokens_default = -1;   // max_tokens when a request gives none; -1: to the end of the context
-  int http_threads = 16;             // connections served at once (each waiting request holds one)
+  ConnectionLimits connections;
   bool content_control_tokens = false;  // chat: match control tokens in message text too (trusted clients)
 };
 

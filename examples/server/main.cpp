@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -19,7 +20,8 @@ struct ServerOptions {
   int32_t slots = 1;
   int32_t queue = 16;
   int32_t max_tokens = -1;
-  int http_threads = 0;
+  int max_connections = 256;
+  double request_timeout_s = 30;
   bool content_control_tokens = false;
   cli::EngineOptions engine;
 };
@@ -64,8 +66,8 @@ int serve(const ServerOptions& o) {
   http.max_body_bytes = max_body;
   http.max_tokens_default = o.max_tokens;
   http.content_control_tokens = o.content_control_tokens;
-  // A thread per waiting request, and a few more so that /health answers when all are taken.
-  http.http_threads = o.http_threads > 0 ? o.http_threads : o.slots + o.queue + 4;
+  http.connections.max_connections = o.max_connections;
+  http.connections.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.request_timeout_s * 1000));
   server::HttpServer server(model, pool, http);
   const int port = server.bind(o.host, o.port);
   if (port < 0) {
@@ -109,7 +111,13 @@ int main(int argc, char** argv) {
   app.add_option("--max-body", o.max_body, "Largest request body, e.g. 4MiB (larger: 413)")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "max_tokens of requests that give none (-1: to the end of the context)")
       ->capture_default_str();
-  app.add_option("--http-threads", o.http_threads, "Connections served at once (default: slots + queue + 4)");
+  app.add_option("--max-connections", o.max_connections,
+                 "Connections served at once; beyond them a new one drops the slowest reader")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 65536));
+  app.add_option("--request-timeout", o.request_timeout_s, "Seconds a client has to send a whole request")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--content-control-tokens", o.content_control_tokens,
                "Chat: turn markers such as <|im_end|> in message text into control tokens (trusted clients only)");
   o.engine.add_to(app);

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import OpenAI from 'openai';
 
 const [serverBin, cliBin, modelPath] = process.argv.slice(2);
@@ -353,6 +354,84 @@ async function testChatInjection(client) {
   log(`chat injection: ${r.usage.prompt_tokens} prompt tokens with the markers as text, ${parsed} with --content-control-tokens`);
 }
 
+// One request on a connection of its own; resolves with { status, ms }.
+function freshRequest(base, path, body) {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + path, {
+      method: body ? 'POST' : 'GET', agent: false, timeout: REQUEST_MS,
+      headers: body ? { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` } : {},
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0 }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`${path}: no answer within ${REQUEST_MS} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// A connection that trickles header lines is closed once --request-timeout has passed since its first byte.
+async function testRequestDeadline(port) {
+  const s = net.connect(port, '127.0.0.1');
+  s.on('error', () => {});
+  const t0 = performance.now();
+  const closed = new Promise((resolve) => s.on('close', () => resolve(performance.now() - t0)));
+  s.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+  const timer = setInterval(() => { if (!s.destroyed) s.write('X-Slow: 1\r\n'); }, 200);
+  const ms = await Promise.race([closed, new Promise((r) => setTimeout(() => r(null), 20_000))]);
+  clearInterval(timer);
+  s.destroy();
+  assert.ok(ms !== null && ms >= 4_500 && ms < 8_000, `a trickled request closed after ${ms} ms, not ~5 s`);
+  log(`request deadline: a trickled request was closed after ${(ms / 1000).toFixed(1)} s (--request-timeout 5)`);
+}
+
+// A bounded slowloris on 127.0.0.1: SLOW connections for SLOW_MS, a third idle, a third trickling header lines,
+// a third trickling a body, while /health and a short chat each run on a fresh connection every 250 ms. Every
+// one must answer within SLOW_BOUND_MS. The server is capped at 64 connections, so it must also drop slow
+// ones to make room.
+const SLOW = 200;
+const SLOW_MS = 30_000;
+const SLOW_BOUND_MS = 3_000;
+async function testSlowClients() {
+  const { proc, base } = await startServer({ extra: ['--max-connections', '64', '--request-timeout', '5'] });
+  const port = Number(new URL(base).port);
+  await testRequestDeadline(port);
+  const sockets = [];
+  let closedByServer = 0;
+  const timers = [];
+  for (let i = 0; i < SLOW; ++i) {
+    const s = net.connect(port, '127.0.0.1');
+    s.on('error', () => {});
+    s.on('close', () => { ++closedByServer; });
+    sockets.push(s);
+    if (i % 3 === 0) continue;  // idle
+    s.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n`);
+    if (i % 3 === 2) s.write('Content-Length: 100000\r\nContent-Type: application/json\r\n\r\n{');
+    timers.push(setInterval(() => { if (!s.destroyed) s.write(i % 3 === 1 ? 'X-Slow: 1\r\n' : ' '); }, 1_000));
+  }
+  const latencies = { health: [], chat: [] };
+  const body = JSON.stringify({ model: NAME, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+  const t0 = Date.now();
+  while (Date.now() - t0 < SLOW_MS) {
+    const [h, c] = await Promise.all([freshRequest(base, '/health'), freshRequest(base, '/v1/chat/completions', body)]);
+    assert.equal(h.status, 200);
+    assert.equal(c.status, 200);
+    latencies.health.push(h.ms);
+    latencies.chat.push(c.ms);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  for (const t of timers) clearInterval(t);
+  const dropped = closedByServer;
+  for (const s of sockets) s.destroy();
+  const stat = (v) => { const s = [...v].sort((a, b) => a - b); return `median ${s[s.length >> 1].toFixed(0)} ms, max ${s[s.length - 1].toFixed(0)} ms`; };
+  log(`slow clients: ${SLOW} for ${SLOW_MS / 1000} s (${dropped} closed by the server); ` +
+      `${latencies.health.length} health: ${stat(latencies.health)}; chat: ${stat(latencies.chat)}`);
+  for (const [what, v] of Object.entries(latencies))
+    assert.ok(Math.max(...v) < SLOW_BOUND_MS, `${what} took ${Math.max(...v).toFixed(0)} ms under slow clients`);
+  await stopServer(proc);
+}
+
 async function testQueueAndShutdown() {
   const { proc, base } = await startServer({ slots: 1, queue: 1 });
   const client = new OpenAI({ baseURL: base + '/v1', apiKey: KEY, timeout: REQUEST_MS, maxRetries: 0 });
@@ -404,6 +483,7 @@ async function main() {
   await testLoad(base, client);
   await stopServer(proc);
   await testQueueAndShutdown();
+  await testSlowClients();
   clearTimeout(watchdog);
   log('all passed');
 }
