@@ -39,8 +39,11 @@ constexpr std::chrono::milliseconds kDropGrace{250};
 // response written. Only the first two may be dropped to make room.
 enum class Phase { Waiting, Reading, Busy };
 
+class ConnectionStream;
+
 struct Connection {
   socket_t fd;
+  ConnectionStream* stream;
   Clock::time_point accepted;  // when the listener took it, before it waited for a thread
   Phase phase = Phase::Waiting;
   Clock::time_point since = Clock::now();  // start of the phase
@@ -79,22 +82,34 @@ class ConnectionStream final : public httplib::Stream {
  public:
   explicit ConnectionStream(socket_t fd) : fd_(fd) {}
 
-  void set_read_deadline(Clock::time_point t) { deadline_ = t; }
+  // A new request: it must arrive by `deadline`, in at most `limit` bytes (0: no limit).
+  void start_request(Clock::time_point deadline, size_t limit) {
+    deadline_ = deadline;
+    limit_ = limit;
+    consumed_ = 0;
+  }
   bool buffered() const { return begin_ < end_; }
-  // A read met the deadline, or the end of the input: nothing more is read from this connection.
+  // A read met the deadline, the byte limit or the end of the input: nothing
+  // more is read from this connection.
   bool read_ended() const { return read_ended_; }
+  bool over_limit() const { return over_limit_; }
+
+  // The client has sent all it will send: it half-closed its side (and still
+  // reads) or closed the connection; only a write tells which.
+  bool input_closed() const {
+    if (buffered()) return false;
+    char c;
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+  }
 
   bool is_readable() const override { return buffered() || wait_for(fd_, POLLIN, deadline_); }
   // httplib asks this between the chunks of a body it writes: false once a
-  // write failed or the client closed the connection.
+  // write failed or the connection was reset (which a write to a closed one
+  // brings about). A half-closed client is still writable.
   bool is_writable() const override {
     if (write_failed_) return false;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) return true;
-    if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
-    char c;
-    const ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+    pollfd p{fd_, 0, 0};
+    return ::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
   }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -113,9 +128,17 @@ class ConnectionStream final : public httplib::Stream {
       begin_ = 0;
       end_ = static_cast<size_t>(n);
     }
-    const size_t n = std::min(size, end_ - begin_);
+    size_t n = std::min(size, end_ - begin_);
+    if (limit_ > 0) {
+      if (consumed_ >= limit_) {
+        read_ended_ = over_limit_ = true;
+        return -1;
+      }
+      n = std::min(n, limit_ - consumed_);
+    }
     std::memcpy(ptr, buffer_.data() + begin_, n);
     begin_ += n;
+    consumed_ += n;
     return static_cast<ssize_t>(n);
   }
 
@@ -154,9 +177,11 @@ class ConnectionStream final : public httplib::Stream {
 
   socket_t fd_;
   Clock::time_point deadline_ = Clock::now();
+  size_t limit_ = 0, consumed_ = 0;  // of the current request
   std::array<char, 16384> buffer_{};
   size_t begin_ = 0, end_ = 0;
   bool read_ended_ = false;
+  bool over_limit_ = false;
   bool write_failed_ = false;
 };
 
@@ -326,6 +351,12 @@ void ConnectionServer::request_read() {
   if (tl_connection) registry_->set_phase(tl_connection, Phase::Busy);
 }
 
+bool ConnectionServer::request_over_limit() const { return tl_connection && tl_connection->stream->over_limit(); }
+
+bool ConnectionServer::client_input_closed() const {
+  return tl_connection && tl_connection->stream->input_closed();
+}
+
 ConnectionServer::~ConnectionServer() = default;
 
 int ConnectionServer::bind(const std::string& host, int port) {
@@ -349,10 +380,10 @@ int64_t ConnectionServer::dropped_connections() const {
 bool ConnectionServer::process_and_close_socket(socket_t sock) {
   const int on = 1;
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  Connection c{sock, tl_accepted};
+  ConnectionStream stream(sock);
+  Connection c{sock, &stream, tl_accepted};
   registry_->add(&c);
   tl_connection = &c;
-  ConnectionStream stream(sock);
   bool ok = true;
   for (size_t served = 0; ok && served < keep_alive_max_count_;) {
     // The next request's first byte, watching for a stop meanwhile.
@@ -362,7 +393,7 @@ bool ConnectionServer::process_and_close_socket(socket_t sock) {
       arrived = wait_for(sock, POLLIN, std::min(idle_until, Clock::now() + kStopCheck));
     if (!arrived || stopping()) break;
     registry_->set_phase(&c, Phase::Reading);
-    stream.set_read_deadline(Clock::now() + limits_.request_timeout);
+    stream.start_request(Clock::now() + limits_.request_timeout, limits_.max_request_bytes);
     ++served;
     bool closed = false;
     // httplib answers a request whose head it could not read with 400 and

@@ -21,6 +21,7 @@ struct ConnectionLimits {
   std::chrono::milliseconds request_timeout{30'000};  // a whole request, head and body, from its first byte
   std::chrono::milliseconds idle_timeout{5'000};      // a kept-alive connection waiting for its next request
   int backlog = 512;                                  // the listen queue of connections not yet accepted
+  size_t max_request_bytes = 0;  // a request's head and body as sent (framing included); 0: no limit
 };
 
 class ConnectionServer : public httplib::Server {
@@ -35,6 +36,13 @@ class ConnectionServer : public httplib::Server {
   // its connection is busy and never dropped. (httplib's pre-routing handler
   // runs before the body is read.)
   void request_read();
+
+  // Of the connection the calling thread serves (false on any other thread):
+  // its request passed max_request_bytes (httplib then answers 400 with an
+  // empty body), and its client has sent all it will send (half-closed, or
+  // gone: a write tells which).
+  bool request_over_limit() const;
+  bool client_input_closed() const;
 
   // Connections open now (served or waiting for a thread), and how many were
   // dropped for being slow since the start.

@@ -21,6 +21,10 @@ void log_line(const std::string& line) { fmt::print(stderr, "strata-server: {}\n
 
 // How often a request waiting for its job checks that its client is still there.
 constexpr std::chrono::milliseconds kPoll{100};
+// How often a response whose client has stopped sending writes a probe (see Probe).
+constexpr std::chrono::seconds kProbeEvery{1};
+// A request's head and the framing of a chunked body, on top of --max-body.
+constexpr size_t kHeadAllowance = 64 << 10;
 // How long stop() lets the responses being written finish.
 constexpr std::chrono::seconds kDrain{5};
 
@@ -64,7 +68,27 @@ struct Delivery {
   bool include_usage = false;
   bool started = false;
   std::string text;  // non-streamed: the whole text so far
+  std::chrono::steady_clock::time_point probed{};
 };
+
+// A client that has sent all it will send either half-closed its side and
+// waits for the answer, or left. Only a write tells: to one that left, the
+// first draws a reset, and the sink is no longer writable at the next poll.
+// So while such a client waits, the response writes `probe` (bytes its
+// format ignores) at once and then every kProbeEvery. False: the client is gone.
+bool still_there(const ConnectionServer& http, httplib::DataSink& sink, Delivery& d, std::string_view probe) {
+  if (!sink.is_writable()) return false;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - d.probed < kProbeEvery || !http.client_input_closed()) return true;
+  d.probed = now;
+  return sink.write(probe.data(), probe.size());
+}
+
+ConnectionLimits limits_of(const HttpOptions& o) {
+  ConnectionLimits l = o.connections;
+  l.max_request_bytes = 2 * o.max_body_bytes + kHeadAllowance;
+  return l;
+}
 
 }  // namespace
 
@@ -75,7 +99,7 @@ struct HttpServer::Impl {
   SlotPool& pool;
   const HttpOptions options;
   const int64_t created = unix_now();
-  ConnectionServer http{options.connections};
+  ConnectionServer http{limits_of(options)};
 
   using Handler = void (Impl::*)(const httplib::Request&, httplib::Response&);
 
@@ -120,6 +144,11 @@ void HttpServer::Impl::body_closed() {
 httplib::Server::Handler HttpServer::Impl::guarded(Handler handler, bool needs_key) {
   return [this, handler, needs_key](const httplib::Request& req, httplib::Response& res) {
     http.request_read();
+    if (req.body.size() > options.max_body_bytes) {  // chunked: httplib checks only a Content-Length
+      res.status = 413;
+      on_http_error(req, res);
+      return;
+    }
     try {
       if (needs_key && !options.api_key.empty()) {
         const std::string auth = req.get_header_value("Authorization");
@@ -186,6 +215,7 @@ void HttpServer::Impl::routes() {
 httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::Request& req,
                                                                  httplib::Response& res) {
   if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  if (res.status == 400 && http.request_over_limit()) res.status = 413;  // a chunked body past the cap
   std::string message = fmt::format("HTTP error {}", res.status), code;
   if (res.status == 400) {
     message = "The HTTP request could not be read (a POST needs a body with a Content-Length or chunked encoding).";
@@ -266,10 +296,10 @@ void HttpServer::Impl::stream(httplib::Response& res, std::shared_ptr<Delivery> 
   body_opened();
   res.set_chunked_content_provider(
       "text/event-stream",
-      [d](size_t, httplib::DataSink& sink) {
+      [this, d](size_t, httplib::DataSink& sink) {
         std::string text;
         const bool ended = d->job->wait(text, kPoll);
-        if (!sink.is_writable()) {
+        if (!still_there(http, sink, *d, ":\n\n")) {  // an SSE comment
           d->job->cancel();
           return false;
         }
@@ -308,9 +338,9 @@ void HttpServer::Impl::respond_whole(httplib::Response& res, std::shared_ptr<Del
   body_opened();
   res.set_chunked_content_provider(
       "application/json",
-      [d](size_t, httplib::DataSink& sink) {
+      [this, d](size_t, httplib::DataSink& sink) {
         const bool ended = d->job->wait(d->text, kPoll);
-        if (!sink.is_writable()) {
+        if (!still_there(http, sink, *d, " ")) {  // white space before the JSON
           d->job->cancel();
           return false;
         }

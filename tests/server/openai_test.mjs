@@ -354,6 +354,44 @@ async function testChatInjection(client) {
   log(`chat injection: ${r.usage.prompt_tokens} prompt tokens with the markers as text, ${parsed} with --content-control-tokens`);
 }
 
+// Raw HTTP/1.1 over a socket: writes `request`, half-closes when asked, and resolves with everything the server
+// sent until it closed the connection.
+function rawExchange(base, request, { halfClose = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ port: Number(new URL(base).port), host: '127.0.0.1', allowHalfOpen: true });
+    let got = '';
+    const timer = setTimeout(() => { s.destroy(); reject(new Error('no end of the response within 60 s')); }, REQUEST_MS);
+    s.on('data', (d) => { got += d; });
+    s.on('error', reject);
+    s.on('close', () => { clearTimeout(timer); resolve(got); });
+    s.on('end', () => s.end());
+    s.write(request);
+    if (halfClose) s.end();
+  });
+}
+
+// A client that half-closes its socket after the request (shutdown(SHUT_WR)) still gets the whole answer,
+// streamed or not; a chunked body past --max-body gets 413 like one with a Content-Length.
+async function testHalfCloseAndChunked(base) {
+  const head = (extra) => `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n` +
+                          `Content-Type: application/json\r\nConnection: close\r\n${extra}\r\n`;
+  for (const stream of [false, true]) {
+    const body = JSON.stringify({ model: NAME, messages: [{ role: 'user', content: 'Go on.' }], max_tokens: 40,
+                                  temperature: 0, stream });
+    const got = await rawExchange(base, head(`Content-Length: ${Buffer.byteLength(body)}\r\n`) + body, { halfClose: true });
+    assert.match(got, /^HTTP\/1\.1 200 /, got.slice(0, 200));
+    assert.ok(stream ? got.includes('data: [DONE]') : got.includes('"finish_reason"'), `a whole answer: ${got.slice(-300)}`);
+  }
+  const big = 'x'.repeat(3 * MAX_BODY);
+  const chunked = `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
+  const got = await rawExchange(base, head('Transfer-Encoding: chunked\r\n') + chunked);
+  assert.match(got, /^HTTP\/1\.1 413 /, got.slice(0, 200));
+  assert.ok(got.includes('request_too_large'), got.slice(0, 400));
+  const small = `${(MAX_BODY + 10).toString(16)}\r\n${'y'.repeat(MAX_BODY + 10)}\r\n0\r\n\r\n`;
+  assert.match(await rawExchange(base, head('Transfer-Encoding: chunked\r\n') + small), /^HTTP\/1\.1 413 /);
+  log('half-closed clients get their whole answers; chunked bodies past --max-body get 413');
+}
+
 // One request on a connection of its own; resolves with { status, ms }.
 function freshRequest(base, path, body) {
   const t0 = performance.now();
@@ -480,6 +518,7 @@ async function main() {
   await testErrors(base, client);
   await testLogLines(base, proc);
   await testDisconnect(base, client);
+  await testHalfCloseAndChunked(base);
   await testLoad(base, client);
   await stopServer(proc);
   await testQueueAndShutdown();
