@@ -122,7 +122,7 @@ _SIGNATURES = {
     "strata_detokenize": (_S, [_P, _c_int32_p, ctypes.c_size_t, _PP, ctypes.POINTER(ctypes.c_size_t)]),
     "strata_chat_format": (_S, [ctypes.POINTER(_ChatMessage), ctypes.c_size_t, ctypes.c_int, _PP]),
     "strata_chat_tokenize": (_S, [_P, ctypes.POINTER(_ChatMessage), ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                  ctypes.POINTER(_c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
+                                  ctypes.c_size_t, ctypes.POINTER(_c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
     "strata_session_params_init": (None, [ctypes.POINTER(_SessionParams)]),
     "strata_session_new": (_S, [_P, ctypes.POINTER(_SessionParams), _PP]),
     "strata_session_free": (None, [_P]),
@@ -332,7 +332,7 @@ class Model(_Handle):
         c_messages, n_messages = _chat_messages(messages)
         ids, n = _c_int32_p(), ctypes.c_size_t()
         _check(library().strata_chat_tokenize(self._h(), c_messages, n_messages, int(add_generation_prompt),
-                                              int(content_special), ctypes.byref(ids), ctypes.byref(n)))
+                                              int(content_special), 0, ctypes.byref(ids), ctypes.byref(n)))
         try:
             return list(ids[:n.value])
         finally:

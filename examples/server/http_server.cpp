@@ -238,11 +238,24 @@ httplib::Server::HandlerResponse HttpServer::Impl::on_http_error(const httplib::
 Generation HttpServer::Impl::generation_of(const Request& r) const {
   Generation g;
   const char* prompt_param = r.endpoint == Endpoint::Chat ? "messages" : "prompt";
-  if (r.endpoint == Endpoint::Chat) {
-    g.prompt = model.chat_tokenize(r.messages, true, options.content_control_tokens);
-  } else if (r.prompt_tokens.empty()) {
-    g.prompt = model.tokenize(r.prompt_text, true);  // a raw prompt may spell out a chat template
-  } else {
+  const auto n_ctx = static_cast<size_t>(pool.n_ctx());
+  const auto too_long = [&](std::string_view how_many) {
+    return invalid_request(fmt::format("This model's maximum context length is {} tokens. However, your {} resulted in "
+                                       "{} tokens. Please reduce the length of the {}.",
+                                       n_ctx, prompt_param, how_many, prompt_param),
+                           prompt_param, "context_length_exceeded");
+  };
+  try {
+    // Tokenizing stops past the context, so a huge prompt costs no more than one that fits.
+    if (r.endpoint == Endpoint::Chat)
+      g.prompt = model.chat_tokenize(r.messages, true, options.content_control_tokens, n_ctx);
+    else if (r.prompt_tokens.empty())
+      g.prompt = model.tokenize(r.prompt_text, true, n_ctx);  // a raw prompt may spell out a chat template
+  } catch (const strata::Error& e) {
+    if (e.status() == STRATA_ERR_CONTEXT_FULL) throw too_long(fmt::format("more than {}", n_ctx));
+    throw;
+  }
+  if (!r.prompt_tokens.empty()) {
     const int32_t n_vocab = model.info().n_vocab;
     for (size_t i = 0; i < r.prompt_tokens.size(); ++i)
       if (r.prompt_tokens[i] >= n_vocab)
@@ -252,11 +265,7 @@ Generation HttpServer::Impl::generation_of(const Request& r) const {
     g.prompt = r.prompt_tokens;
   }
   if (g.prompt.empty()) throw invalid_request("The prompt is empty.", prompt_param, "invalid_value");
-  if (static_cast<int64_t>(g.prompt.size()) > pool.n_ctx())
-    throw invalid_request(fmt::format("This model's maximum context length is {} tokens. However, your {} resulted in {} "
-                                      "tokens. Please reduce the length of the {}.",
-                                      pool.n_ctx(), prompt_param, g.prompt.size(), prompt_param),
-                          prompt_param, "context_length_exceeded");
+  if (g.prompt.size() > n_ctx) throw too_long(std::to_string(g.prompt.size()));
   g.max_tokens = r.max_tokens > 0 ? r.max_tokens : options.max_tokens_default;
   g.sampling.temperature = r.temperature;
   g.sampling.top_p = r.top_p;

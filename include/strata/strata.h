@@ -209,6 +209,15 @@ STRATA_API strata_status strata_model_special_token(const strata_model* model, s
 STRATA_API strata_status strata_tokenize(const strata_model* model, const char* text, size_t len,
                                          int parse_special, int32_t** out_tokens, size_t* out_count);
 
+/* strata_tokenize with a bound on the work: with max_tokens > 0, a text that
+ * needs more than max_tokens tokens gives STRATA_ERR_CONTEXT_FULL (and no
+ * ids), found in time bounded by max_tokens, however long the text. Check a
+ * prompt against a context this way. max_tokens = 0: no bound.
+ * Errors: INVALID_ARGUMENT, CONTEXT_FULL. */
+STRATA_API strata_status strata_tokenize_max(const strata_model* model, const char* text, size_t len,
+                                             int parse_special, size_t max_tokens, int32_t** out_tokens,
+                                             size_t* out_count);
+
 /* Turns ids back into the exact bytes they stand for. *out_text is
  * NUL-terminated, *out_len bytes long (out_len may be NULL); free it with
  * strata_free. Errors: INVALID_ARGUMENT (NULL, id out of range). */
@@ -233,11 +242,12 @@ STRATA_API strata_status strata_chat_format(const strata_chat_message* messages,
  * content_special != 0 matches control tokens in roles and contents too
  * (strata_tokenize of the whole text with parse_special, for callers that
  * trust their messages). For messages without markers both give the same
- * ids. *out_tokens is an array of *out_count ids; free it with strata_free.
- * Errors: INVALID_ARGUMENT. */
+ * ids. max_tokens bounds the work as in strata_tokenize_max (0: no bound).
+ * *out_tokens is an array of *out_count ids; free it with strata_free.
+ * Errors: INVALID_ARGUMENT, CONTEXT_FULL (more than max_tokens tokens). */
 STRATA_API strata_status strata_chat_tokenize(const strata_model* model, const strata_chat_message* messages,
                                               size_t n_messages, int add_generation_prompt, int content_special,
-                                              int32_t** out_tokens, size_t* out_count);
+                                              size_t max_tokens, int32_t** out_tokens, size_t* out_count);
 
 /* -------------------------------------------------------------- session */
 

@@ -250,22 +250,26 @@ class Model {
     return Session(s, std::move(progress), info_);
   }
 
-  std::vector<int32_t> tokenize(std::string_view text, bool parse_special = false) const {
+  // max_tokens > 0 bounds the work: a text that needs more than max_tokens
+  // tokens throws Error(STRATA_ERR_CONTEXT_FULL) (strata_tokenize_max).
+  std::vector<int32_t> tokenize(std::string_view text, bool parse_special = false, size_t max_tokens = 0) const {
     int32_t* ids = nullptr;
     size_t n = 0;
-    detail::check(strata_tokenize(handle_.get(), text.data(), text.size(), parse_special ? 1 : 0, &ids, &n));
+    detail::check(
+        strata_tokenize_max(handle_.get(), text.data(), text.size(), parse_special ? 1 : 0, max_tokens, &ids, &n));
     std::unique_ptr<void, detail::Free> owner(ids);
     return std::vector<int32_t>(ids, ids + n);
   }
   // Tokens of a ChatML chat, control tokens only where the template put them
-  // (strata_chat_tokenize); content_special also matches them in messages.
+  // (strata_chat_tokenize); content_special also matches them in messages;
+  // max_tokens as for tokenize().
   std::vector<int32_t> chat_tokenize(std::span<const ChatMessage> messages, bool add_generation_prompt = true,
-                                     bool content_special = false) const {
+                                     bool content_special = false, size_t max_tokens = 0) const {
     const std::vector<strata_chat_message> c = detail::c_messages(messages);
     int32_t* ids = nullptr;
     size_t n = 0;
     detail::check(strata_chat_tokenize(handle_.get(), c.data(), c.size(), add_generation_prompt ? 1 : 0,
-                                       content_special ? 1 : 0, &ids, &n));
+                                       content_special ? 1 : 0, max_tokens, &ids, &n));
     std::unique_ptr<void, detail::Free> owner(ids);
     return std::vector<int32_t>(ids, ids + n);
   }

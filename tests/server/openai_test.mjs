@@ -210,7 +210,8 @@ async function testErrors(base, client) {
   await assert.rejects(client.chat.completions.create({ model: NAME, messages: msg, max_tokens: '8' }),
                        (e) => e instanceof OpenAI.BadRequestError && e.param === 'max_tokens' && e.code === 'invalid_type');
   await assert.rejects(client.chat.completions.create({ model: NAME, messages: [{ role: 'user', content: 'word '.repeat(CTX + 10) }] }),
-                       (e) => e instanceof OpenAI.BadRequestError && e.code === 'context_length_exceeded');
+                       (e) => e instanceof OpenAI.BadRequestError && e.code === 'context_length_exceeded' &&
+                              e.message.includes(`resulted in more than ${CTX} tokens`));
   assertErrorBody(await raw(base, '/v1/chat/completions', { body: '{"model": "tiny-test", "messages": [' }), 400);
   assertErrorBody(await raw(base, '/v1/chat/completions', { body: JSON.stringify({ model: NAME }) }), 400, 'messages', 'missing_required_parameter');
   assertErrorBody(await raw(base, '/v1/chat/completions', { body: JSON.stringify({ messages: [{ role: 7, content: 'x' }] }) }), 400, 'messages[0].role');

@@ -215,6 +215,21 @@ TEST_CASE("qwen3: chat prompt tokens") {
   CHECK(ids == std::vector<int32_t>{151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198});
 }
 
+TEST_CASE("qwen3: a bound on the tokens") {
+  const Tokenizer& t = qwen3();
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "<|im_start|>user\nword " + std::to_string(i) + "<|im_end|>\n";
+  const std::vector<int32_t> all = t.encode(text, true);
+  for (const std::size_t max : {std::size_t{1}, std::size_t{7}, std::size_t{100}, all.size() - 1})
+    CHECK(t.encode(text, true, max).size() == max + 1);
+  CHECK(t.encode(text, true, all.size()) == all);
+  CHECK(t.encode(text, std::vector<TextRange>{}, 10).size() == 11);
+  // One word of a million letters is not merged: it needs more tokens than the bound at any rate.
+  const std::string word(1'000'000, 'a');
+  CHECK(t.encode(word, false, 4096).size() == 4097);
+  CHECK(t.encode("x" + word, false, 4096).size() == 4097);
+}
+
 TEST_CASE("qwen3: chat markers in a message stay text") {
   const Tokenizer& t = qwen3();
   // Benign messages: the same ids as tokenizing the whole chat with control

@@ -150,6 +150,16 @@ strata::core::ProgressFn progress_of(strata_progress_fn fn, void* user) {
   return [fn, user](uint64_t done, uint64_t total) { return fn(done, total, user) == 0; };
 }
 
+// The tokenizer's bound for a C max_tokens (0: none).
+size_t bound(size_t max_tokens) { return max_tokens ? max_tokens : SIZE_MAX; }
+
+// ids, refused when the tokenizer stopped past max_tokens (see Tokenizer::encode).
+void copy_tokens(const std::vector<int32_t>& ids, size_t max_tokens, int32_t** out_tokens, size_t* out_count) {
+  if (ids.size() > bound(max_tokens)) fail(STRATA_ERR_CONTEXT_FULL, "the text needs more than {} tokens", max_tokens);
+  *out_tokens = copy_out(ids.data(), ids.size());
+  *out_count = ids.size();
+}
+
 }  // namespace
 
 extern "C" {
@@ -294,15 +304,20 @@ STRATA_API strata_status strata_model_special_token(const strata_model* model, s
 
 STRATA_API strata_status strata_tokenize(const strata_model* model, const char* text, size_t len, int parse_special,
                                          int32_t** out_tokens, size_t* out_count) {
+  return strata_tokenize_max(model, text, len, parse_special, 0, out_tokens, out_count);
+}
+
+STRATA_API strata_status strata_tokenize_max(const strata_model* model, const char* text, size_t len,
+                                             int parse_special, size_t max_tokens, int32_t** out_tokens,
+                                             size_t* out_count) {
   return guarded([&] {
     require(model, "model");
     if (len) require(text, "text");
     require(out_tokens, "out_tokens");
     require(out_count, "out_count");
-    const std::vector<int32_t> ids =
-        model->model->tokenizer().encode(std::string_view(text ? text : "", len), parse_special != 0);
-    *out_tokens = copy_out(ids.data(), ids.size());
-    *out_count = ids.size();
+    const std::string_view s(text ? text : "", len);
+    copy_tokens(model->model->tokenizer().encode(s, parse_special != 0, bound(max_tokens)), max_tokens, out_tokens,
+                out_count);
   });
 }
 
@@ -344,7 +359,7 @@ STRATA_API strata_status strata_chat_format(const strata_chat_message* messages,
 
 STRATA_API strata_status strata_chat_tokenize(const strata_model* model, const strata_chat_message* messages,
                                               size_t n_messages, int add_generation_prompt, int content_special,
-                                              int32_t** out_tokens, size_t* out_count) {
+                                              size_t max_tokens, int32_t** out_tokens, size_t* out_count) {
   return guarded([&] {
     require(model, "model");
     require(out_tokens, "out_tokens");
@@ -352,9 +367,9 @@ STRATA_API strata_status strata_chat_tokenize(const strata_model* model, const s
     const strata::core::ChatText c =
         strata::core::format_chatml(chat_messages(messages, n_messages), add_generation_prompt != 0);
     const strata::core::Tokenizer& t = model->model->tokenizer();
-    const std::vector<int32_t> ids = content_special ? t.encode(c.text, true) : t.encode(c.text, c.markers);
-    *out_tokens = copy_out(ids.data(), ids.size());
-    *out_count = ids.size();
+    const std::vector<int32_t> ids =
+        content_special ? t.encode(c.text, true, bound(max_tokens)) : t.encode(c.text, c.markers, bound(max_tokens));
+    copy_tokens(ids, max_tokens, out_tokens, out_count);
   });
 }
 

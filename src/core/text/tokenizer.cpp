@@ -169,14 +169,17 @@ struct Tokenizer::Impl {
   std::array<std::vector<uint32_t>, 256> specials_by_first_byte;  // longest first
   int32_t bos = -1, eos = -1, pad = -1;
   bool add_bos = false;
+  std::size_t longest_bpe = 1;  // bytes of the longest token BPE can make
   WordCache cache;
 
   void bpe(std::string_view word, std::vector<int32_t>& out) const;
-  void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
-  // Ids of text; control_ok(pos, len) says whether a control token may be
-  // matched at [pos, pos + len).
+  // Appends the ids of text; stops once out holds more than `limit` (see encode()).
+  void encode_plain(std::string_view text, std::vector<int32_t>& out, std::size_t limit) const;
+  // Ids of text, or limit + 1 ids of no meaning once it needs more than
+  // `limit`; control_ok(pos, len) says whether a control token may be matched
+  // at [pos, pos + len).
   template <class ControlOk>
-  std::vector<int32_t> encode(std::string_view text, ControlOk control_ok) const;
+  std::vector<int32_t> encode(std::string_view text, ControlOk control_ok, std::size_t limit) const;
   void check_id(int32_t id) const {
     if (id < 0 || std::size_t(id) >= tokens.size()) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "token id {} out of range [0, {})", id, tokens.size());
@@ -216,6 +219,7 @@ Tokenizer::Tokenizer(Vocab vocab) : impl_(std::make_unique<Impl>()) {
     if (type < kTokenNormal || type > kTokenByte) fail(STRATA_ERR_FORMAT, "tokenizer: token {} has type {}", id, type);
     const bool literal = type == kTokenControl || type == kTokenUserDefined || type == kTokenUnused;
     m.bytes[id] = literal ? m.tokens[id] : byte_level_to_bytes(m.tokens[id]);
+    if (!literal) m.longest_bpe = std::max(m.longest_bpe, m.bytes[id].size());
     m.by_piece.emplace(m.tokens[id], int32_t(id));  // keeps the lowest id
     if ((type == kTokenControl || type == kTokenUserDefined) && !m.tokens[id].empty()) {
       m.specials.push_back({m.tokens[id], int32_t(id), type == kTokenControl});
@@ -329,9 +333,15 @@ void Tokenizer::Impl::bpe(std::string_view word, std::vector<int32_t>& out) cons
   }
 }
 
-void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& out) const {
-  for (std::size_t pos = 0; pos < text.size();) {
+void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& out, std::size_t limit) const {
+  for (std::size_t pos = 0; pos < text.size() && out.size() <= limit;) {
     const std::size_t end = qwen2_match_end(text, pos);
+    // A word needs at least this many tokens: one too long for the limit is not merged at all.
+    const std::size_t at_least = (end - pos + longest_bpe - 1) / longest_bpe;
+    if (limit != SIZE_MAX && at_least > limit - out.size()) {
+      out.resize(limit + 1);
+      return;
+    }
     bpe(text.substr(pos, end - pos), out);
     pos = end;
   }
@@ -341,11 +351,11 @@ void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& 
 // matched at [pos, pos + len). Added tokens are cut out of the raw text
 // first, so the pre-tokenizer regex never sees them.
 template <class ControlOk>
-std::vector<int32_t> Tokenizer::Impl::encode(std::string_view text, ControlOk control_ok) const {
+std::vector<int32_t> Tokenizer::Impl::encode(std::string_view text, ControlOk control_ok, std::size_t limit) const {
   std::vector<int32_t> out;
-  out.reserve(text.size() / 3 + 4);
+  out.reserve(std::min(text.size() / 3, limit) + 4);
   std::size_t plain_start = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
+  for (std::size_t pos = 0; pos < text.size() && out.size() <= limit;) {
     const SpecialToken* hit = nullptr;
     for (const uint32_t i : specials_by_first_byte[static_cast<unsigned char>(text[pos])]) {
       const SpecialToken& s = specials[i];
@@ -358,20 +368,23 @@ std::vector<int32_t> Tokenizer::Impl::encode(std::string_view text, ControlOk co
       ++pos;
       continue;
     }
-    encode_plain(text.substr(plain_start, pos - plain_start), out);
+    encode_plain(text.substr(plain_start, pos - plain_start), out, limit);
+    if (out.size() > limit) break;
     out.push_back(hit->id);
     pos += hit->text.size();
     plain_start = pos;
   }
-  encode_plain(text.substr(plain_start), out);
+  if (out.size() <= limit) encode_plain(text.substr(plain_start), out, limit);
+  if (out.size() > limit) out.resize(limit + 1);
   return out;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special) const {
-  return impl_->encode(text, [parse_special](std::size_t, std::size_t) { return parse_special; });
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special, std::size_t max_tokens) const {
+  return impl_->encode(text, [parse_special](std::size_t, std::size_t) { return parse_special; }, max_tokens);
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const TextRange> control) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const TextRange> control,
+                                       std::size_t max_tokens) const {
   for (std::size_t i = 0; i < control.size(); ++i) {
     const TextRange& r = control[i];
     if (r.begin > r.end || r.end > text.size() || (i > 0 && r.begin < control[i - 1].end)) {
@@ -384,7 +397,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const Te
   return impl_->encode(text, [&](std::size_t pos, std::size_t len) {
     while (next < control.size() && control[next].end <= pos) ++next;
     return next < control.size() && control[next].begin <= pos && pos + len <= control[next].end;
-  });
+  }, max_tokens);
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids) const {

@@ -2,6 +2,7 @@
 // and the byte-level BPE tokenizer with the Qwen2 pre-tokenizer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -70,14 +71,18 @@ class Tokenizer {
   // still round-trips). User-defined tokens are always recognized in the
   // text, control tokens only when parse_special; the longest one wins at
   // each position. Adds no BOS (the caller does, see add_bos()).
-  std::vector<int32_t> encode(std::string_view utf8, bool parse_special) const;
+  // With max_tokens, stops once the text needs more than max_tokens tokens
+  // and returns max_tokens + 1 ids of no meaning (check the size only): the
+  // work is bounded by max_tokens (times the longest token), not by the text.
+  std::vector<int32_t> encode(std::string_view utf8, bool parse_special, std::size_t max_tokens = SIZE_MAX) const;
   // Like encode(utf8, true), except that a control token is matched only where
   // it lies wholly inside one of `control` (ranges of utf8, in order, not
   // overlapping); elsewhere its text is plain text. Plain text runs across
   // range boundaries, so text whose control tokens all lie inside the ranges
   // gives the same ids as encode(utf8, true). Throws
   // Error(STRATA_ERR_INVALID_ARGUMENT) for ranges out of order or past the end.
-  std::vector<int32_t> encode(std::string_view utf8, std::span<const TextRange> control) const;
+  std::vector<int32_t> encode(std::string_view utf8, std::span<const TextRange> control,
+                              std::size_t max_tokens = SIZE_MAX) const;
 
   // Concatenated token_bytes() of the ids; throws
   // Error(STRATA_ERR_INVALID_ARGUMENT) for an id outside [0, n_vocab()).
