@@ -6,7 +6,7 @@
 // long as the client keeps sending a byte every few seconds, so a few dozen
 // slow clients take every thread. ConnectionServer replaces that loop (the
 // Server's process_and_close_socket, through its protected process_request,
-// as cpp-httplib 0.11 to 0.20 declare them) and its task queue.
+// as cpp-httplib 0.11, Debian 12's, declares them) and its task queue.
 #pragma once
 
 #include <httplib.h>
