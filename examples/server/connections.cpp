@@ -26,8 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 // How long a send may wait for the client to take more bytes.
 constexpr std::chrono::seconds kWriteTimeout{30};
-// How often a wait looks at whether the server is stopping.
-constexpr std::chrono::milliseconds kStopCheck{100};
 // How often the task queue looks for connections to drop while others wait for a thread.
 constexpr std::chrono::milliseconds kRebalance{20};
 // A connection is dropped only after it waited or read this long in its
@@ -260,6 +258,7 @@ class ConnectionQueue final : public httplib::TaskQueue {
       // Each idle worker takes one task; more tasks than idle workers need a new one.
       if (tasks_.size() > idle_ && threads_.size() < max_threads_) threads_.emplace_back([this] { work(); });
       ready_.notify_one();
+      if (backlog() > 0) tick_.notify_one();
     }
     rebalance();
   }
@@ -278,14 +277,21 @@ class ConnectionQueue final : public httplib::TaskQueue {
   }
 
  private:
+  // Connections that wait for a thread with none free (mutex_ held). Only
+  // enqueue raises it: a worker taking a task lowers tasks and idle alike.
+  size_t backlog() const {
+    return threads_.size() >= max_threads_ && tasks_.size() > idle_ ? tasks_.size() - idle_ : 0;
+  }
+
   // As many connections ending as wait for a thread when none is free. Runs
-  // on each new connection, each one ended, and every kRebalance (for
-  // connections that had not registered yet when the others came).
+  // on each new connection, each one ended, and every kRebalance while there
+  // is a backlog (for connections not yet registered, or in their grace, when
+  // the others came).
   void rebalance() {
     size_t waiting = 0;
     {
       std::lock_guard lock(mutex_);
-      if (threads_.size() >= max_threads_ && tasks_.size() > idle_) waiting = tasks_.size() - idle_;
+      waiting = backlog();
     }
     if (waiting > 0) registry_->drop_until_ending(waiting);
   }
@@ -293,7 +299,8 @@ class ConnectionQueue final : public httplib::TaskQueue {
   void tick() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-      tick_.wait_for(lock, kRebalance);
+      if (backlog() == 0) tick_.wait(lock, [this] { return stopping_ || backlog() > 0; });
+      else tick_.wait_for(lock, kRebalance);
       lock.unlock();
       rebalance();
       lock.lock();
@@ -325,7 +332,7 @@ class ConnectionQueue final : public httplib::TaskQueue {
   const size_t max_threads_;
   std::mutex mutex_;
   std::condition_variable ready_;  // a task or the stop, for the workers
-  std::condition_variable tick_;   // the stop, for the janitor
+  std::condition_variable tick_;   // a backlog or the stop, for the janitor
   struct Task {
     std::function<void()> fn;  // serves one connection
     Clock::time_point accepted;
@@ -386,11 +393,9 @@ bool ConnectionServer::process_and_close_socket(socket_t sock) {
   tl_connection = &c;
   bool ok = true;
   for (size_t served = 0; ok && served < keep_alive_max_count_;) {
-    // The next request's first byte, watching for a stop meanwhile.
-    const Clock::time_point idle_until = Clock::now() + limits_.idle_timeout;
-    bool arrived = stream.buffered();
-    while (!arrived && !stopping() && Clock::now() < idle_until)
-      arrived = wait_for(sock, POLLIN, std::min(idle_until, Clock::now() + kStopCheck));
+    // The next request's first byte. At a stop the task queue shuts waiting
+    // connections down, which ends this wait.
+    const bool arrived = stream.buffered() || wait_for(sock, POLLIN, Clock::now() + limits_.idle_timeout);
     if (!arrived || stopping()) break;
     registry_->set_phase(&c, Phase::Reading);
     stream.start_request(Clock::now() + limits_.request_timeout, limits_.max_request_bytes);
